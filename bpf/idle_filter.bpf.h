@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SIS_CORE idle filter and fail-prone scans (seeds 000 and 003).
+ *
+ * Owns: the per-CPU idle state of record, one idle filter per LLC (a bitmap
+ * of CPUs that were idle, kept at CORE granule), the per-LLC generation and
+ * load, and the wrap-around scan that claims an idle CPU.
+ * Called from: ops.update_idle (idle path: set), ops.select_cpu (scan).
+ *
+ * The includer provides two hooks, so this file needs no sched_ext type and
+ * the host tests run it unchanged:
+ *   bool sis_allowed(const struct task_struct *p, s32 cpu)   p->cpus_ptr test
+ *   bool sis_claim_builtin(s32 cpu)   claim through the kernel's idle mask
+ */
+#ifndef __SIS_IDLE_FILTER_BPF_H
+#define __SIS_IDLE_FILTER_BPF_H
+
+const volatile u32 sis_mode = SIS_MODE_FULL;
+/* claim through the kernel's built-in idle mask instead of the per-CPU state */
+const volatile bool builtin_idle = true;
+const volatile u32 filter_stride = SIS_WORDS_PER_LINE;	/* u64 words per LLC filter */
+
+/* One cache line per CPU: only its owner writes it, except claims. */
+struct cpu_ctx {
+	u32 idle;		/* state of record: 1 idle, claimed by CAS 1 -> 0 */
+	u32 fail_prone;		/* the last scan from this CPU failed */
+	u64 filter_gen;		/* LLC generation when this CPU last set itself */
+	u32 busy;		/* counted in the LLC's nr_busy; owner-written */
+	u32 __pad0;
+	u64 __pad[5];
+};
+
+struct llc_ctx {
+	u64 gen;		/* bumped on reset: expires every cached filter_gen */
+	u32 has_idle_cores;	/* hint: a fully idle core may exist */
+	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
+	u64 __pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+	__uint(max_entries, 1);		/* resized to nr_cpu_ids */
+} cpu_ctx_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct llc_ctx);
+	__uint(max_entries, 1);		/* resized to nr_llcs */
+} llc_ctx_map SEC(".maps");
+
+/* llc * filter_stride + word: bit (llc_pos % 64) of word (llc_pos / 64) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, u64);
+	__uint(max_entries, 1);		/* resized to nr_llcs * filter_stride */
+} llc_filter_map SEC(".maps");
+
+static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctx_map, &key);
+}
+
+static __always_inline struct llc_ctx *llc_ctx(u32 llc)
+{
+	return bpf_map_lookup_elem(&llc_ctx_map, &llc);
+}
+
+static __always_inline u64 *filter_word(u32 llc, u32 pos)
+{
+	u32 key = llc * filter_stride + pos / 64;
+
+	return bpf_map_lookup_elem(&llc_filter_map, &key);
+}
+
+static __always_inline bool filter_test(u32 llc, u32 pos)
+{
+	u64 *w = filter_word(llc, pos);
+
+	return w && (READ_ONCE(*w) & (1ULL << (pos & 63)));
+}
+
+static __always_inline void filter_clear(u32 llc, u32 pos)
+{
+	u64 *w = filter_word(llc, pos);
+
+	if (w && (READ_ONCE(*w) & (1ULL << (pos & 63))))
+		__sync_fetch_and_and(w, ~(1ULL << (pos & 63)));
+}
+
+static __always_inline bool cpu_is_idle(s32 cpu)
+{
+	struct cpu_ctx *c = cpu_ctx(cpu);
+
+	return c && READ_ONCE(c->idle);
+}
+
+/*
+ * Claim an idle CPU so two wakers never pick the same one: through the
+ * kernel's idle mask when it is kept, else by CAS on the state of record.
+ */
+static __always_inline bool claim_cpu(s32 cpu)
+{
+	struct cpu_ctx *c;
+
+	if (builtin_idle)
+		return sis_claim_builtin(cpu);
+	c = cpu_ctx(cpu);
+	if (!c || !READ_ONCE(c->idle))
+		return false;
+	return __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
+}
+
+static __always_inline bool core_is_idle(struct cpu_topo *t)
+{
+	u32 i;
+
+	bpf_for(i, 0, SIS_MAX_SMT) {
+		if (i >= t->nr_siblings)
+			break;
+		if (!cpu_is_idle(t->siblings[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Idle path: record the state and put the CPU into its LLC's filter unless
+ * the cached generation says it is there already, or a sibling already
+ * stands for the core (CORE granule).
+ */
+static void filter_cpu_idle(s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct llc_ctx *l;
+	u64 gen, *w;
+	u32 i;
+
+	if (!t || !c || !(l = llc_ctx(t->llc)))
+		return;
+
+	WRITE_ONCE(c->idle, 1);
+	if (c->busy) {
+		c->busy = 0;
+		__sync_fetch_and_sub(&l->nr_busy, 1);
+	}
+
+	if (smt_enabled && !READ_ONCE(l->has_idle_cores) && core_is_idle(t))
+		WRITE_ONCE(l->has_idle_cores, 1);
+
+	if (sis_mode == SIS_MODE_LINEAR)
+		return;
+
+	gen = READ_ONCE(l->gen);
+	if (c->filter_gen == gen) {
+		stat_inc(STAT_FILTER_SET_SKIP_GEN);
+		return;
+	}
+	c->filter_gen = gen;
+
+	bpf_for(i, 0, SIS_MAX_SMT) {
+		struct cpu_topo *st;
+
+		if (i >= t->nr_siblings)
+			break;
+		if (t->siblings[i] == cpu)
+			continue;
+		st = cpu_topo(t->siblings[i]);
+		if (st && filter_test(t->llc, st->llc_pos)) {
+			stat_inc(STAT_FILTER_SET_SKIP_CORE);
+			return;
+		}
+	}
+
+	w = filter_word(t->llc, t->llc_pos);
+	if (w) {
+		__sync_fetch_and_or(w, 1ULL << (t->llc_pos & 63));
+		stat_inc(STAT_FILTER_SET);
+	}
+}
+
+/* Leaving idle only updates the record: the filter is cleared lazily. */
+static void filter_cpu_busy(s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct llc_ctx *l;
+
+	if (!t || !c || !(l = llc_ctx(t->llc)))
+		return;
+	WRITE_ONCE(c->idle, 0);
+	if (!c->busy) {
+		c->busy = 1;
+		__sync_fetch_and_add(&l->nr_busy, 1);
+	}
+}
+
+/* Full reset after a failed full scan: clear the bitmap, expire cached generations. */
+static void filter_reset(u32 llc)
+{
+	struct llc_ctx *l = llc_ctx(llc);
+	u32 i;
+
+	if (!l)
+		return;
+	__sync_fetch_and_add(&l->gen, 1);
+	bpf_for(i, 0, filter_stride) {
+		u32 key = llc * filter_stride + i;
+		u64 *w = bpf_map_lookup_elem(&llc_filter_map, &key);
+
+		if (w)
+			WRITE_ONCE(*w, 0);
+	}
+	stat_inc(STAT_FILTER_RESET);
+}
+
+/* Remove a false positive: its whole core is busy. Its cached generations go stale. */
+static void filter_remove_core(u32 llc, struct cpu_topo *t, u32 pos)
+{
+	u32 i;
+
+	filter_clear(llc, pos);
+	bpf_for(i, 0, SIS_MAX_SMT) {
+		struct cpu_ctx *sc;
+
+		if (i >= t->nr_siblings)
+			break;
+		sc = cpu_ctx(t->siblings[i]);
+		if (sc)
+			WRITE_ONCE(sc->filter_gen, 0);
+	}
+	stat_inc(STAT_FP_REMOVED);
+}
+
+/* Scan depth from the LLC's load, like SIS_UTIL: n * (1 - (busy/n)^2), at least 1. */
+static __always_inline u32 scan_depth(u32 nr_cpus, s32 nr_busy)
+{
+	u32 busy = nr_busy < 0 ? 0 : (u32)nr_busy, d;
+
+	if (busy > nr_cpus)
+		busy = nr_cpus;
+	d = nr_cpus - busy * busy / nr_cpus;
+	return d ? d : 1;
+}
+
+static __always_inline u32 ctz64(u64 v)
+{
+	u32 n = 0;
+
+	if (!(v & 0xffffffffULL)) { n += 32; v >>= 32; }
+	if (!(v & 0xffffULL)) { n += 16; v >>= 16; }
+	if (!(v & 0xffULL)) { n += 8; v >>= 8; }
+	if (!(v & 0xfULL)) { n += 4; v >>= 4; }
+	if (!(v & 0x3ULL)) { n += 2; v >>= 2; }
+	if (!(v & 0x1ULL)) { n += 1; }
+	return n;
+}
+
+struct scan_result {
+	s32 cpu;		/* claimed idle CPU or -1 */
+	u32 probes;
+	bool full;		/* the whole candidate set was visited */
+	bool fail_prone;	/* the scan checked SMT siblings */
+};
+
+/*
+ * Loop state of one scan. It lives in a per-CPU map value rather than on the
+ * stack: the verifier then sees unknown scalars each round and the scan loop
+ * converges instead of being walked position by position.
+ */
+struct scan_ctx {
+	u32 llc;
+	u32 start;		/* wrap point: first segment [start, n), then [0, start) */
+	u32 from, end, seg;
+	s32 nr;			/* probes left + 1 (seed 000 decrements first) */
+	u32 probes;
+	s32 idle_cpu;
+	u32 has_idle_core, scan_sibling, use_filter, full, found;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct scan_ctx);
+	__uint(max_entries, 1);
+} scan_ctx_map SEC(".maps");
+
+/* Probe the candidate @cpu at @pos by the scan's rules; true when an idle CPU is claimed. */
+static __noinline bool scan_probe(const struct task_struct *p, struct scan_ctx *sc, s32 cpu, u32 pos)
+{
+	struct cpu_topo *ct = cpu_topo(cpu);
+	u32 k;
+
+	if (!ct)
+		return false;
+	sc->probes++;
+
+	if (sc->has_idle_core) {
+		if (core_is_idle(ct) && claim_cpu(cpu)) {
+			sc->idle_cpu = cpu;
+			return true;
+		}
+		/* remember an idle thread of a busy core */
+		if (sc->idle_cpu < 0) {
+			bpf_for(k, 0, SIS_MAX_SMT) {
+				s32 s;
+
+				if (k >= ct->nr_siblings)
+					break;
+				s = ct->siblings[k];
+				if (cpu_is_idle(s) && sis_allowed(p, s)) {
+					sc->idle_cpu = s;
+					break;
+				}
+			}
+		}
+		return false;
+	}
+
+	if (sc->scan_sibling) {
+		bpf_for(k, 0, SIS_MAX_SMT) {
+			s32 s;
+
+			if (k >= ct->nr_siblings)
+				break;
+			s = ct->siblings[k];
+			if (sis_allowed(p, s) && claim_cpu(s)) {
+				sc->idle_cpu = s;
+				if (s != cpu)
+					stat_inc(STAT_SIBLING_RESCUE);
+				return true;
+			}
+		}
+		stat_inc(STAT_SCAN_FP);
+		if (sc->use_filter)
+			filter_remove_core(sc->llc, ct, pos);
+		return false;
+	}
+
+	if (claim_cpu(cpu)) {
+		sc->idle_cpu = cpu;
+		return true;
+	}
+	if (sc->use_filter)
+		stat_inc(STAT_SCAN_FP);
+	return false;
+}
+
+/*
+ * One step of the wrap-around walk: moves to the next candidate (a set
+ * filter bit, or any position when the filter is off) and probes it, or
+ * skips an empty filter word, or switches segment. True when the scan is over.
+ */
+static __noinline bool scan_step(const struct task_struct *p, struct scan_ctx *sc)
+{
+	u32 pos = sc->from;
+	s32 cpu;
+
+	if (pos >= sc->end) {
+		if (sc->seg) {
+			sc->full = 1;
+			return true;
+		}
+		sc->seg = 1;
+		sc->from = 0;
+		sc->end = sc->start;
+		return false;
+	}
+
+	if (sc->use_filter) {
+		u64 *w = filter_word(sc->llc, pos), bits;
+
+		if (!w) {
+			sc->from = sc->end;
+			return false;
+		}
+		bits = READ_ONCE(*w) & (~0ULL << (pos & 63));
+		if (!bits) {
+			sc->from = (pos & ~63U) + 64;
+			return false;
+		}
+		pos = (pos & ~63U) + ctz64(bits);
+		if (pos >= sc->end) {
+			sc->from = sc->end;
+			return false;
+		}
+	}
+	sc->from = pos + 1;
+
+	cpu = llc_cpu_at(sc->llc, pos);
+	if (cpu < 0 || !sis_allowed(p, cpu))
+		return false;
+	if (--sc->nr <= 0)
+		return true;
+	if (scan_probe(p, sc, cpu, pos)) {
+		sc->found = 1;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The SIS scan over @llc's filter ∩ p->cpus_ptr, wrapping around from the
+ * position after @target. Rules of seed 000:
+ *  - with has_idle_cores, look for a fully idle core (an idle thread of a
+ *    busy core is the fallback);
+ *  - a fail-prone scan checks each candidate's SMT siblings (true
+ *    negatives) and removes the candidate when its whole core is busy;
+ *  - otherwise probe the candidate itself; a busy one stays (lazy);
+ *  - afterwards: a failed full idle-core scan resets the filter; any other
+ *    failed scan, unless a fail-prone one that went all the way, marks
+ *    @target fail-prone.
+ */
+static __noinline int sis_scan(const struct task_struct *p, s32 target, u32 llc,
+			       struct scan_result *res)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	struct llc_ctx *l = llc_ctx(llc);
+	struct cpu_topo *tt = cpu_topo(target);
+	struct cpu_ctx *tc = cpu_ctx(target);
+	struct scan_ctx *sc;
+	u32 zero = 0, n, i;
+
+	res->cpu = -1;
+	res->probes = 0;
+	res->full = false;
+	res->fail_prone = false;
+	sc = bpf_map_lookup_elem(&scan_ctx_map, &zero);
+	if (!sc || !lt || !l || !tc || !lt->nr_cpus || lt->nr_cpus > SIS_MAX_LLC_CPUS)
+		return -1;
+
+	n = lt->nr_cpus;
+	sc->llc = llc;
+	sc->use_filter = sis_mode != SIS_MODE_LINEAR;
+	sc->has_idle_core = smt_enabled && READ_ONCE(l->has_idle_cores);
+	sc->scan_sibling = 0;
+	/* the idle-core search consumes the fail-prone flag too, unused (seed 000) */
+	if (sis_mode == SIS_MODE_FULL && READ_ONCE(tc->fail_prone))
+		sc->scan_sibling = __sync_val_compare_and_swap(&tc->fail_prone, 1, 0) == 1;
+	if (sc->has_idle_core)
+		sc->scan_sibling = 0;
+	sc->nr = scan_depth(n, READ_ONCE(l->nr_busy)) + 1;
+	sc->start = (tt && tt->llc == llc) ? tt->llc_pos + 1 : 0;
+	if (sc->start >= n)
+		sc->start = 0;
+	sc->from = sc->start;
+	sc->end = n;
+	sc->seg = 0;
+	sc->probes = 0;
+	sc->idle_cpu = -1;
+	sc->full = 0;
+	sc->found = 0;
+
+	stat_inc(STAT_SCAN);
+	if (sc->scan_sibling)
+		stat_inc(STAT_FAILPRONE_SCAN);
+
+	/* each step consumes a position or a filter word: 2 * (n + words) + 2 bound it */
+	bpf_for(i, 0, 2 * SIS_MAX_LLC_CPUS + SIS_MAX_LLC_CPUS / 32 + 2) {
+		if (scan_step(p, sc))
+			break;
+	}
+
+	res->probes = sc->probes;
+	res->full = sc->full;
+	res->fail_prone = sc->scan_sibling;
+	stat_add(STAT_SCAN_PROBE, sc->probes);
+
+	if (sc->found)
+		goto found;
+	/* no fully idle core: an idle thread of a busy one will do */
+	if (sc->has_idle_core && sc->idle_cpu >= 0 && claim_cpu(sc->idle_cpu))
+		goto found;
+
+	if (sc->has_idle_core)
+		WRITE_ONCE(l->has_idle_cores, 0);
+
+	if (sc->full && (sc->has_idle_core || sc->scan_sibling)) {
+		/* a failed fail-prone full scan already removed what was stale */
+		if (sc->has_idle_core && sc->use_filter)
+			filter_reset(llc);
+	} else if (sis_mode == SIS_MODE_FULL) {
+		/* probably fails again from here: check siblings next time */
+		WRITE_ONCE(tc->fail_prone, 1);
+	}
+	stat_inc(STAT_SCAN_FAIL);
+	return -1;
+
+found:
+	res->cpu = sc->idle_cpu;
+	stat_inc(STAT_SCAN_SUCCESS);
+	return sc->idle_cpu;
+}
+
+/*
+ * Missed idle, judged by the state of record: an allowed CPU of @llc is
+ * idle although the scan found nothing. Telemetry only.
+ */
+static __noinline bool missed_idle_by_record(const struct task_struct *p, u32 llc)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	u32 pos;
+
+	if (!lt)
+		return false;
+	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
+		s32 cpu;
+
+		if (pos >= lt->nr_cpus)
+			break;
+		cpu = llc_cpu_at(llc, pos);
+		if (cpu >= 0 && cpu_is_idle(cpu) && sis_allowed(p, cpu))
+			return true;
+	}
+	return false;
+}
+
+/* Start state: every CPU idle by record and in the filter at core granule. */
+static __noinline int filter_init_cpu(s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct llc_ctx *l;
+	u64 *w;
+
+	if (!t || !c || !t->nr_siblings || !(l = llc_ctx(t->llc)))
+		return 0;
+	if (!l->gen)
+		l->gen = 1;
+	c->idle = 1;
+	c->busy = 0;
+	c->fail_prone = 0;
+	c->filter_gen = 0;
+	if (smt_enabled)
+		l->has_idle_cores = 1;
+	/* the first thread stands for the core */
+	if (t->siblings[0] == (u32)cpu && (w = filter_word(t->llc, t->llc_pos))) {
+		*w |= 1ULL << (t->llc_pos & 63);
+		c->filter_gen = l->gen;
+	}
+	return 0;
+}
+
+#endif /* __SIS_IDLE_FILTER_BPF_H */

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: wiring of the sched_ext ops. The mechanisms live one per file:
+ *   topology.bpf.h     cached domain shortcuts (seed 001)
+ *   idle_filter.bpf.h  SIS_CORE idle filter, fail-prone scans (seeds 000, 003)
+ *   stats.bpf.h        per-CPU counters
+ * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
+ *
+ * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), weighted
+ * fair by p->scx.weight, bounded slice.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "topology.bpf.h"
+#include "stats.bpf.h"
+
+static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
+{
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static __always_inline bool sis_claim_builtin(s32 cpu)
+{
+	return scx_bpf_test_and_clear_cpu_idle(cpu);
+}
+
+#include "idle_filter.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+const volatile u64 slice_ns = SIS_DFL_SLICE_NS;
+
+/* Largest vtime seen running: new and waking tasks start near it. */
+static u64 vtime_now;
+
+struct task_ctx {
+	s32 recent_cpu;		/* prev of the wakeup before last (CFS's recent_used_cpu) */
+	u32 exec_pending;	/* exec'd since its last placement */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctx_stor SEC(".maps");
+
+static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
+}
+
+static __always_inline bool is_pcpu_kthread(const struct task_struct *p)
+{
+	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
+}
+
+/*
+ * Missed idle: the scan of @llc failed while an allowed CPU there was idle by
+ * the oracle (the kernel's idle mask when kept, else the state of record).
+ */
+static __noinline bool missed_idle(const struct task_struct *p, u32 llc)
+{
+	const struct cpumask *idle;
+	struct llc_topo *lt;
+	bool missed = false;
+	u32 pos;
+
+	if (!builtin_idle)
+		return missed_idle_by_record(p, llc);
+	lt = llc_topo(llc);
+	if (!lt)
+		return false;
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
+		s32 cpu;
+
+		if (pos >= lt->nr_cpus)
+			break;
+		cpu = llc_cpu_at(llc, pos);
+		if (cpu >= 0 && bpf_cpumask_test_cpu(cpu, idle) && sis_allowed(p, cpu)) {
+			missed = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return missed;
+}
+
+static __always_inline s32 scan_llc(const struct task_struct *p, s32 target, u32 llc)
+{
+	struct scan_result res;
+	s32 cpu;
+
+	cpu = sis_scan(p, target, llc, &res);
+	if (cpu < 0 && missed_idle(p, llc))
+		stat_inc(STAT_SCAN_MISSED);
+	return cpu;
+}
+
+/* Least loaded LLC by the incrementally kept nr_busy; @prev's LLC wins ties. */
+static __always_inline s32 idlest_llc(s32 prev)
+{
+	s32 best = cpu_llc(prev), best_busy = 0x7fffffff, i;
+	struct llc_ctx *l;
+
+	if (best >= 0 && (l = llc_ctx(best)))
+		best_busy = READ_ONCE(l->nr_busy);
+	bpf_for(i, 0, nr_llcs) {
+		l = llc_ctx(i);
+		if (l && READ_ONCE(l->nr_busy) < best_busy) {
+			best = i;
+			best_busy = READ_ONCE(l->nr_busy);
+		}
+	}
+	return best;
+}
+
+/* fork/exec: no cache to be affine to; place by load on the idlest LLC. */
+static s32 select_fork_exec(const struct task_struct *p, s32 prev, bool *idle)
+{
+	s32 llc = idlest_llc(prev), cpu;
+
+	stat_inc(STAT_WAKE_FORK_EXEC);
+	if (llc < 0)
+		return prev;
+	cpu = scan_llc(p, cpu_llc(prev) == llc ? prev : -1, llc);
+	if (cpu >= 0) {
+		*idle = true;
+		return cpu;
+	}
+	return prev;
+}
+
+/*
+ * ttwu (select_idle_sibling's order): the wake-affine target or prev if idle
+ * and cache-affine; the waker's CPU on a sync wakeup when it is about to
+ * idle; a recently used CPU; then the LLC scan around the target.
+ */
+static s32 select_ttwu(struct task_struct *p, s32 prev, u64 wake_flags, bool *idle)
+{
+	s32 this = bpf_get_smp_processor_id(), target = prev, recent, cpu, llc;
+	bool sync = wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_SYNC);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* wake-affine: pull toward the waker only across LLCs and when allowed */
+	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
+	    (sync || !cpu_is_idle(prev)))
+		target = this;
+
+	if (claim_cpu(target)) {
+		stat_inc(STAT_WAKE_PREV);
+		goto idle;
+	}
+	if (target != prev && cpus_share_llc(prev, target) && claim_cpu(prev)) {
+		target = prev;
+		stat_inc(STAT_WAKE_PREV);
+		goto idle;
+	}
+
+	/* the waker goes to sleep and leaves its CPU, with a warm cache, to us */
+	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
+	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
+	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
+		stat_inc(STAT_WAKE_SYNC);
+		return this;
+	}
+
+	recent = tctx ? tctx->recent_cpu : -1;
+	if (tctx)
+		tctx->recent_cpu = prev;
+	if (recent >= 0 && recent != prev && recent != target &&
+	    cpus_share_llc(recent, target) && sis_allowed(p, recent) && claim_cpu(recent)) {
+		target = recent;
+		stat_inc(STAT_WAKE_RECENT);
+		goto idle;
+	}
+
+	llc = cpu_llc(target);
+	if (llc >= 0) {
+		cpu = scan_llc(p, target, llc);
+		if (cpu >= 0) {
+			target = cpu;
+			stat_inc(STAT_WAKE_SCAN);
+			goto idle;
+		}
+	}
+	stat_inc(STAT_WAKE_NONE);
+	return target;
+idle:
+	*idle = true;
+	return target;
+}
+
+s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	bool is_idle = false, exec = false;
+	s32 cpu;
+
+	if (tctx && tctx->exec_pending) {
+		tctx->exec_pending = 0;
+		exec = true;
+	}
+	if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
+		cpu = select_fork_exec(p, prev_cpu, &is_idle);
+	else
+		cpu = select_ttwu(p, prev_cpu, wake_flags, &is_idle);
+
+	if (is_idle) {
+		stat_inc(STAT_DIRECT_IDLE);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	}
+	return cpu;
+}
+
+/*
+ * sched_ext never passes WF_EXEC to ops.select_cpu (the core keeps the task
+ * on prev), so exec is marked here and placed like fork at its next wakeup.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sis_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		tctx->exec_pending = 1;
+	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	u64 vtime = p->scx.dsq_vtime;
+	s32 cpu;
+
+	stat_inc(STAT_ENQUEUE);
+
+	/* A per-CPU kthread can run nowhere else: never make it wait behind a DSQ. */
+	if (is_pcpu_kthread(p)) {
+		stat_inc(STAT_KTHREAD);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
+		return;
+	}
+
+	/* Sleepers keep at most one slice of credit. */
+	if (time_before(vtime, vtime_now - slice_ns))
+		vtime = vtime_now - slice_ns;
+
+	/*
+	 * task_cpu is always allowed here: the core picked it through
+	 * select_cpu/fallback, or the task is migration-disabled on it.
+	 */
+	cpu = scx_bpf_task_cpu(p);
+	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
+
+	if (claim_cpu(cpu)) {
+		stat_inc(STAT_KICK_IDLE);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+}
+
+void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
+{
+	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
+		stat_inc(STAT_DISPATCH_LOCAL);
+		return;
+	}
+
+	/* Nothing else wants this CPU: let prev go on with a fresh slice. */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		stat_inc(STAT_KEEP_PREV);
+		prev->scx.slice = slice_ns;
+	}
+}
+
+void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
+{
+	if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
+}
+
+void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
+{
+	u64 used = slice_ns - p->scx.slice;
+
+	/* slice can be refilled above slice_ns by the kernel default; clamp */
+	if ((s64)used < 0)
+		used = 0;
+	p->scx.dsq_vtime += scale_by_task_weight_inverse(p, used);
+}
+
+void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
+{
+	p->scx.dsq_vtime = vtime_now;
+}
+
+s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->recent_cpu = -1;
+	tctx->exec_pending = 0;
+	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	bpf_task_storage_delete(&task_ctx_stor, p);
+}
+
+void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
+{
+	if (idle)
+		filter_cpu_idle(cpu);
+	else
+		filter_cpu_busy(cpu);
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
+{
+	s32 cpu, ret;
+
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		struct cpu_topo *t = cpu_topo(cpu);
+
+		filter_init_cpu(cpu);
+		ret = scx_bpf_create_dsq(cpu, t ? (s32)t->node : -1);
+		if (ret) {
+			scx_bpf_error("failed to create DSQ %d: %d", cpu, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+/*
+ * Flags are set by the loader from the running kernel's BTF (never here):
+ * a flag this kernel lacks would make the attach fail with -EINVAL.
+ */
+SCX_OPS_DEFINE(sis_ops,
+	       .select_cpu	= (void *)sis_select_cpu,
+	       .enqueue		= (void *)sis_enqueue,
+	       .dispatch	= (void *)sis_dispatch,
+	       .running		= (void *)sis_running,
+	       .stopping	= (void *)sis_stopping,
+	       .enable		= (void *)sis_enable,
+	       .init_task	= (void *)sis_init_task,
+	       .exit_task	= (void *)sis_exit_task,
+	       .update_idle	= (void *)sis_update_idle,
+	       .init		= (void *)sis_init,
+	       .exit		= (void *)sis_exit,
+	       .timeout_ms	= 5000,
+	       .name		= "scx_sis");

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host tests: SEC("syscall") programs that drive the scheduler's mechanism
+ * headers (the same files main.bpf.c includes) through BPF_PROG_TEST_RUN on
+ * a kernel without sched_ext. Nothing here may touch a sched_ext type.
+ *
+ * The two hooks the mechanisms need from the scheduler are replaced by a
+ * test-controlled allowed mask (for p->cpus_ptr) and no built-in idle mask.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "intf.h"
+
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#endif
+#ifndef WRITE_ONCE
+#define WRITE_ONCE(x, val) ((*(volatile typeof(x) *)&(x)) = (val))
+#endif
+
+#include "topology.bpf.h"
+#include "stats.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+/* Stand-in for p->cpus_ptr: bit n = CPU n allowed. */
+u64 test_allowed[SIS_MAX_CPUS / 64];
+
+static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
+{
+	u32 w = (u32)cpu / 64;
+
+	if (w >= SIS_MAX_CPUS / 64)
+		return false;
+	return test_allowed[w] & (1ULL << (cpu & 63));
+}
+
+static __always_inline bool sis_claim_builtin(s32 cpu)
+{
+	return false;	/* the host has no built-in idle mask: tests run builtin_idle=false */
+}
+
+#include "idle_filter.bpf.h"
+
+struct cpu_args {
+	s32 cpu;
+	s32 ret;
+};
+
+struct scan_args {
+	s32 target;
+	u32 llc;
+	s32 cpu;
+	u32 probes;
+	u32 full;
+	u32 fail_prone;
+	u32 missed;
+};
+
+SEC("syscall")
+int test_topo_lookup(struct cpu_args *args)
+{
+	struct cpu_topo *t = cpu_topo(args->cpu);
+
+	if (!t)
+		return -1;
+	args->ret = llc_cpu_at(t->llc, t->llc_pos);
+	return 0;
+}
+
+SEC("syscall")
+int test_init_cpus(void *ctx)
+{
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpu_ids)
+		filter_init_cpu(cpu);
+	return 0;
+}
+
+SEC("syscall")
+int test_cpu_idle(struct cpu_args *args)
+{
+	filter_cpu_idle(args->cpu);
+	return 0;
+}
+
+SEC("syscall")
+int test_cpu_busy(struct cpu_args *args)
+{
+	filter_cpu_busy(args->cpu);
+	return 0;
+}
+
+SEC("syscall")
+int test_scan(struct scan_args *args)
+{
+	struct scan_result res;
+
+	args->cpu = sis_scan(NULL, args->target, args->llc, &res);
+	args->probes = res.probes;
+	args->full = res.full;
+	args->fail_prone = res.fail_prone;
+	args->missed = args->cpu < 0 && missed_idle_by_record(NULL, args->llc);
+	return 0;
+}
+
+SEC("syscall")
+int test_reset(struct cpu_args *args)
+{
+	filter_reset(args->cpu);
+	return 0;
+}

@@ -1,0 +1,298 @@
+//! scx_sis loader: CLI → preflight checks → open/load/attach → run loop → exit report.
+
+use std::mem::MaybeUninit;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use crossbeam::channel::RecvTimeoutError;
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use log::{info, warn};
+use scx_stats::prelude::*;
+use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
+
+use scx_sis::bpf_intf;
+use scx_sis::bpf_skel::*;
+use scx_sis::idle_filter::{self, SisMode};
+use scx_sis::stats::{self, Counters, Metrics, Samples};
+use scx_sis::topology::{self, Topology};
+
+const SCHEDULER_NAME: &str = "scx_sis";
+const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+
+/// scx_sis: a sched_ext scheduler built from mainline proposals: the SIS_CORE idle filter,
+/// fail-prone scans, overloaded-CPU stealing and streamlined wakeup paths.
+///
+/// Runs until interrupted (Ctrl-C / SIGTERM), then detaches and the kernel's fair scheduler
+/// takes every task back. Needs root and a kernel with CONFIG_SCHED_CLASS_EXT (6.12+).
+#[derive(Debug, Parser)]
+#[command(name = "scx_sis", version, disable_version_flag = true)]
+struct Opts {
+    /// Time slice in microseconds: the longest a task runs while others wait for its CPU.
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    slice_us: u64,
+
+    /// Idle-CPU search: `full` = idle filter + fail-prone scans, `filter` = idle filter only,
+    /// `linear` = probe the LLC in order (no filter; CFS without SIS_CORE).
+    #[arg(long, value_enum, default_value_t = SisMode::Full)]
+    sis_mode: SisMode,
+
+    /// Do not keep the kernel's built-in idle tracking: claim CPUs through scx_sis's own
+    /// per-CPU idle state only, so no system-wide idle mask is written at all.
+    #[arg(long)]
+    no_builtin_idle: bool,
+
+    /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
+    #[arg(long)]
+    partial: bool,
+
+    /// Print statistics every SECS seconds while the scheduler runs.
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    stats: Option<f64>,
+
+    /// Print statistics of an already running scx_sis every SECS seconds; attaches nothing.
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    monitor: Option<f64>,
+
+    /// Describe every statistics field and exit.
+    #[arg(long)]
+    help_stats: bool,
+
+    /// Log more (loader decisions, topology).
+    #[arg(short, long)]
+    verbose: bool,
+
+    /// Print version and exit.
+    #[arg(short = 'V', long)]
+    version: bool,
+}
+
+fn parse_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(0.1..=3600.0).contains(&v) {
+        return Err(format!("{v} is out of range 0.1..=3600"));
+    }
+    Ok(v)
+}
+
+/// An error the user caused or must fix: one line, exit code 2, nothing attached.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+fn usage_err(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// What must hold before anything is loaded.
+fn preflight() -> Result<()> {
+    if !std::path::Path::new(SCX_SYSFS).exists() {
+        let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        return Err(usage_err(format!(
+            "this kernel ({}) has no sched_ext (CONFIG_SCHED_CLASS_EXT): {SCX_SYSFS} is missing; \
+             boot a 6.12+ kernel with sched_ext, or try scx_sis in a VM with scripts/run.sh",
+            rel.trim()
+        )));
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage_err("must run as root (loading a BPF scheduler needs CAP_SYS_ADMIN)"));
+    }
+    let state = std::fs::read_to_string(format!("{SCX_SYSFS}/state")).unwrap_or_default();
+    if state.trim() != "disabled" {
+        let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();
+        let ops = if ops.trim().is_empty() { "unknown" } else { ops.trim() };
+        return Err(usage_err(format!(
+            "another sched_ext scheduler ({ops}) is already attached (state: {}); stop it first",
+            state.trim()
+        )));
+    }
+    Ok(())
+}
+
+struct Scheduler<'a> {
+    skel: BpfSkel<'a>,
+    struct_ops: Option<libbpf_rs::Link>,
+    topo: Topology,
+    stats_server: StatsServer<(), Metrics>,
+}
+
+impl<'a> Scheduler<'a> {
+    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        let topo = Topology::discover().context("discovering the CPU topology")?;
+        info!("{SCHEDULER_NAME}: {}", topo.summary());
+
+        let skel_builder = BpfSkelBuilder::default();
+        let mut skel = scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
+
+        let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        rodata.slice_ns = opts.slice_us * 1000;
+        rodata.nr_cpu_ids = topo.nr_cpu_ids as u32;
+        rodata.nr_llcs = topo.llcs.len() as u32;
+        rodata.llc_stride = topo.llc_stride() as u32;
+        rodata.smt_enabled = topo.smt_width > 1;
+        rodata.sis_mode = opts.sis_mode.to_bpf();
+        rodata.builtin_idle = !opts.no_builtin_idle;
+        rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
+
+        // Size the arrays from the machine.
+        let (nr_cpu_ids, nr_llcs) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
+        skel.maps.cpu_topo_map.set_max_entries(nr_cpu_ids)?;
+        skel.maps.llc_topo_map.set_max_entries(nr_llcs)?;
+        skel.maps.llc_cpus_map.set_max_entries(nr_llcs * topo.llc_stride() as u32)?;
+        skel.maps.cpu_ctx_map.set_max_entries(nr_cpu_ids)?;
+        skel.maps.llc_ctx_map.set_max_entries(nr_llcs)?;
+        skel.maps.llc_filter_map.set_max_entries(nr_llcs * idle_filter::filter_stride(&topo) as u32)?;
+
+        let ops = skel.struct_ops.sis_ops_mut();
+        ops.flags = 0;
+        if !opts.no_builtin_idle {
+            ops.flags |= *compat::SCX_OPS_KEEP_BUILTIN_IDLE;
+        }
+        if opts.partial {
+            ops.flags |= *compat::SCX_OPS_SWITCH_PARTIAL;
+        }
+
+        let mut skel = scx_ops_load!(skel, sis_ops, uei)?;
+        topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
+
+        let struct_ops = Some(scx_ops_attach!(skel, sis_ops).map_err(|e| {
+            if compat::is_sched_ext_enabled().unwrap_or(false) {
+                usage_err("another sched_ext scheduler was attached meanwhile; stop it first")
+            } else {
+                e
+            }
+        })?);
+        let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        info!("{SCHEDULER_NAME} attached (slice {} us{})", opts.slice_us,
+              if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" });
+
+        Ok(Self { skel, struct_ops, topo, stats_server })
+    }
+
+    fn counters(&self) -> Result<Counters> {
+        let mut sum: Counters = [0; bpf_intf::sis_stat_SIS_NR_STATS as usize];
+        for (i, s) in sum.iter_mut().enumerate() {
+            let key = (i as u32).to_ne_bytes();
+            if let Some(vals) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY)? {
+                *s = vals.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap())).sum();
+            }
+        }
+        Ok(sum)
+    }
+
+    fn metrics(&self) -> Result<Metrics> {
+        let (filter_weight, true_idle) =
+            idle_filter::sample(&self.topo, &self.skel.maps.cpu_ctx_map, &self.skel.maps.llc_filter_map)?;
+        let samples = Samples { nr_cpus: self.topo.cpus.len() as u64, filter_weight, true_idle };
+        Ok(Metrics::from_counters(&self.counters()?, samples))
+    }
+
+    fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<scx_utils::UserExitInfo> {
+        let (res_ch, req_ch) = self.stats_server.channels();
+        while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            match req_ch.recv_timeout(Duration::from_millis(250)) {
+                Ok(()) => res_ch.send(self.metrics()?)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => Err(e)?,
+            }
+        }
+        let _ = self.struct_ops.take();
+        uei_report!(&self.skel, uei)
+    }
+}
+
+fn init_log(verbose: bool) -> Result<()> {
+    let mut cfg = simplelog::ConfigBuilder::new();
+    cfg.set_time_level(simplelog::LevelFilter::Off)
+        .set_location_level(simplelog::LevelFilter::Off)
+        .set_target_level(simplelog::LevelFilter::Off)
+        .set_thread_level(simplelog::LevelFilter::Off);
+    simplelog::TermLogger::init(
+        if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
+        cfg.build(),
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Auto,
+    )?;
+    Ok(())
+}
+
+fn run(opts: Opts) -> Result<()> {
+    if opts.version {
+        println!("{SCHEDULER_NAME} {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    if opts.help_stats {
+        stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
+        return Ok(());
+    }
+    init_log(opts.verbose)?;
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let sd = shutdown.clone();
+    ctrlc::set_handler(move || sd.store(true, Ordering::Relaxed)).context("setting the signal handler")?;
+
+    if let Some(intv) = opts.monitor {
+        return stats::monitor(Duration::from_secs_f64(intv), shutdown);
+    }
+
+    preflight()?;
+
+    if let Some(intv) = opts.stats {
+        let sd = shutdown.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), sd) {
+                warn!("stats monitor: {e:#}");
+            }
+        });
+    }
+
+    let mut open_object = MaybeUninit::uninit();
+    loop {
+        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let uei = sched.run(shutdown.clone())?;
+        if !uei.should_restart() {
+            break;
+        }
+        info!("{SCHEDULER_NAME}: restarting (CPU hotplug)");
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let opts = match Opts::try_parse() {
+        Ok(o) => o,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // clap's own message, kept to its first line.
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            eprintln!("scx_sis: error: {} (see scx_sis --help)", first.trim_start_matches("error: ").trim());
+            return ExitCode::from(2);
+        }
+    };
+    match run(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(u) = e.downcast_ref::<UsageError>() {
+                eprintln!("scx_sis: error: {u}");
+                ExitCode::from(2)
+            } else {
+                eprintln!("scx_sis: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

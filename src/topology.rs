@@ -1,0 +1,287 @@
+//! Topology discovery from sysfs: SMT siblings, cores, LLCs and NUMA nodes, turned into the
+//! per-CPU shortcuts the BPF side reads (seed 001's cached domain shortcuts).
+//!
+//! Reads a sysfs tree under any root so tests can feed it fixture trees.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// One online CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    pub id: usize,
+    /// Dense core index (0..nr_cores), ordered by the core's first CPU.
+    pub core: usize,
+    /// Dense LLC index (0..nr_llcs), ordered by the LLC's first CPU.
+    pub llc: usize,
+    /// Position of the CPU in its LLC span (scan order).
+    pub llc_pos: usize,
+    pub node: usize,
+    /// Online SMT threads of the core, this CPU included, ascending.
+    pub siblings: Vec<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Llc {
+    pub id: usize,
+    /// Online CPUs of the LLC, ascending: index = llc_pos.
+    pub cpus: Vec<usize>,
+    pub nr_cores: usize,
+    pub node: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// Number of possible CPU ids (highest possible id + 1).
+    pub nr_cpu_ids: usize,
+    /// Online CPUs, ascending by id.
+    pub cpus: Vec<Cpu>,
+    pub llcs: Vec<Llc>,
+    pub nr_cores: usize,
+    pub nr_nodes: usize,
+    /// Largest number of hardware threads per core.
+    pub smt_width: usize,
+}
+
+/// Parses the kernel's cpulist format ("0-3,8,10-11").
+pub fn parse_cpulist(s: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse()?, b.trim().parse()?);
+                if b < a {
+                    bail!("bad CPU range {part:?}");
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse()?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+fn read_list(path: &Path) -> Result<Vec<usize>> {
+    let s = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    parse_cpulist(&s).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// The CPU's last-level cache span: the highest-level data/unified cache.
+fn llc_span(cpu_dir: &Path) -> Option<Vec<usize>> {
+    let mut best: Option<(u32, Vec<usize>)> = None;
+    let entries = fs::read_dir(cpu_dir.join("cache")).ok()?;
+    for ent in entries.flatten() {
+        let name = ent.file_name();
+        if !name.to_string_lossy().starts_with("index") {
+            continue;
+        }
+        let dir = ent.path();
+        let ty = fs::read_to_string(dir.join("type")).unwrap_or_default();
+        if ty.trim() == "Instruction" {
+            continue;
+        }
+        let Ok(level) = fs::read_to_string(dir.join("level")).map(|l| l.trim().parse::<u32>())
+        else {
+            continue;
+        };
+        let Ok(level) = level else { continue };
+        let Ok(span) = read_list(&dir.join("shared_cpu_list")) else { continue };
+        if best.as_ref().is_none_or(|(l, _)| level > *l) {
+            best = Some((level, span));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+impl Topology {
+    /// Reads the running machine's topology.
+    pub fn discover() -> Result<Self> {
+        Self::from_sysfs(Path::new("/"))
+    }
+
+    /// Reads the topology from a sysfs tree rooted at `root` (`root/sys/devices/system/...`).
+    pub fn from_sysfs(root: &Path) -> Result<Self> {
+        let sys_cpu: PathBuf = root.join("sys/devices/system/cpu");
+        let possible = read_list(&sys_cpu.join("possible"))?;
+        let online = read_list(&sys_cpu.join("online"))?;
+        let Some(&max_possible) = possible.last() else { bail!("no possible CPUs") };
+        if online.is_empty() {
+            bail!("no online CPUs");
+        }
+        let nr_cpu_ids = max_possible + 1;
+
+        // NUMA nodes: CPUs not named by any node are on node 0.
+        let mut node_of: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut nr_nodes = 1;
+        if let Ok(entries) = fs::read_dir(root.join("sys/devices/system/node")) {
+            for ent in entries.flatten() {
+                let name = ent.file_name().to_string_lossy().into_owned();
+                let Some(id) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                if let Ok(cpus) = read_list(&ent.path().join("cpulist")) {
+                    for c in cpus {
+                        node_of.insert(c, id);
+                    }
+                    nr_nodes = nr_nodes.max(id + 1);
+                }
+            }
+        }
+
+        // Raw per-CPU facts; spans are restricted to online CPUs.
+        struct Raw {
+            siblings: Vec<usize>,
+            llc_span: Vec<usize>,
+        }
+        let mut raw: BTreeMap<usize, Raw> = BTreeMap::new();
+        for &cpu in &online {
+            let dir = sys_cpu.join(format!("cpu{cpu}"));
+            let topo = dir.join("topology");
+            let siblings = read_list(&topo.join("thread_siblings_list"))
+                .or_else(|_| read_list(&topo.join("core_cpus_list")))
+                .unwrap_or_else(|_| vec![cpu]);
+            let llc_span = match llc_span(&dir) {
+                Some(s) => s,
+                // No cache info (some VMs): the package stands for the LLC.
+                None => read_list(&topo.join("package_cpus_list"))
+                    .or_else(|_| read_list(&topo.join("core_siblings_list")))
+                    .unwrap_or_else(|_| online.clone()),
+            };
+            let keep = |v: Vec<usize>| -> Vec<usize> {
+                let mut v: Vec<usize> = v.into_iter().filter(|c| online.contains(c)).collect();
+                if !v.contains(&cpu) {
+                    v.push(cpu);
+                    v.sort_unstable();
+                }
+                v
+            };
+            raw.insert(cpu, Raw { siblings: keep(siblings), llc_span: keep(llc_span) });
+        }
+
+        // Dense ids in order of first CPU.
+        let mut llc_ids: BTreeMap<usize, usize> = BTreeMap::new(); // first cpu -> id
+        let mut core_ids: BTreeMap<usize, usize> = BTreeMap::new();
+        for r in raw.values() {
+            let n = llc_ids.len();
+            llc_ids.entry(r.llc_span[0]).or_insert(n);
+            let n = core_ids.len();
+            core_ids.entry(r.siblings[0]).or_insert(n);
+        }
+        // BTreeMap insertion above is in CPU order, so ids already follow first-CPU order.
+
+        let mut llcs: Vec<Llc> = Vec::new();
+        for (&first, &id) in &llc_ids {
+            let cpus = raw[&first].llc_span.clone();
+            let mut cores: Vec<usize> = cpus.iter().map(|c| raw[c].siblings[0]).collect();
+            cores.sort_unstable();
+            cores.dedup();
+            let node = *node_of.get(&first).unwrap_or(&0);
+            llcs.push(Llc { id, cpus, nr_cores: cores.len(), node });
+        }
+        llcs.sort_by_key(|l| l.id);
+
+        let mut cpus = Vec::new();
+        for (&id, r) in &raw {
+            let llc = llc_ids[&r.llc_span[0]];
+            let llc_pos = llcs[llc].cpus.iter().position(|&c| c == id).unwrap();
+            cpus.push(Cpu {
+                id,
+                core: core_ids[&r.siblings[0]],
+                llc,
+                llc_pos,
+                node: *node_of.get(&id).unwrap_or(&0),
+                siblings: r.siblings.clone(),
+            });
+        }
+        let smt_width = cpus.iter().map(|c| c.siblings.len()).max().unwrap_or(1);
+
+        Ok(Topology { nr_cpu_ids, cpus, llcs, nr_cores: core_ids.len(), nr_nodes, smt_width })
+    }
+
+    /// Slots per LLC in the flattened LLC-span array: the largest LLC.
+    pub fn llc_stride(&self) -> usize {
+        self.llcs.iter().map(|l| l.cpus.len()).max().unwrap_or(1)
+    }
+
+    pub fn cpu(&self, id: usize) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.id == id)
+    }
+
+    /// One-line description, e.g. "8 CPUs, 4 cores, 2 LLCs, 1 node, SMT2".
+    pub fn summary(&self) -> String {
+        format!(
+            "{} CPUs, {} cores, {} LLCs, {} node{}, SMT{}",
+            self.cpus.len(),
+            self.nr_cores,
+            self.llcs.len(),
+            self.nr_nodes,
+            if self.nr_nodes == 1 { "" } else { "s" },
+            self.smt_width
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpulist_forms() {
+        assert_eq!(parse_cpulist("0-3,8,10-11\n").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(parse_cpulist("5").unwrap(), vec![5]);
+        assert_eq!(parse_cpulist("").unwrap(), Vec::<usize>::new());
+        assert!(parse_cpulist("3-1").is_err());
+        assert!(parse_cpulist("a").is_err());
+    }
+}
+
+/// Writes the per-CPU and per-LLC shortcuts (bpf/topology.bpf.h) into their BPF arrays.
+pub fn write_maps(
+    topo: &Topology,
+    cpu_topo: &impl libbpf_rs::MapCore,
+    llc_topo: &impl libbpf_rs::MapCore,
+    llc_cpus: &impl libbpf_rs::MapCore,
+) -> Result<()> {
+    use crate::bpf_intf;
+    use libbpf_rs::MapFlags;
+
+    let stride = topo.llc_stride();
+    for cpu in &topo.cpus {
+        let mut t: bpf_intf::cpu_topo = unsafe { std::mem::zeroed() };
+        t.core = cpu.core as u32;
+        t.llc = cpu.llc as u32;
+        t.llc_pos = cpu.llc_pos as u32;
+        t.node = cpu.node as u32;
+        let n = cpu.siblings.len().min(bpf_intf::sis_consts_SIS_MAX_SMT as usize);
+        t.nr_siblings = n as u32;
+        for (i, s) in cpu.siblings[..n].iter().enumerate() {
+            t.siblings[i] = *s as u32;
+        }
+        cpu_topo.update(&(cpu.id as u32).to_ne_bytes(), as_bytes(&t), MapFlags::ANY)?;
+    }
+    for llc in &topo.llcs {
+        let t = bpf_intf::llc_topo {
+            nr_cpus: llc.cpus.len() as u32,
+            nr_cores: llc.nr_cores as u32,
+            node: llc.node as u32,
+            first_cpu: llc.cpus[0] as u32,
+        };
+        llc_topo.update(&(llc.id as u32).to_ne_bytes(), as_bytes(&t), MapFlags::ANY)?;
+        for (pos, cpu) in llc.cpus.iter().enumerate() {
+            let key = ((llc.id * stride + pos) as u32).to_ne_bytes();
+            llc_cpus.update(&key, &(*cpu as u32).to_ne_bytes(), MapFlags::ANY)?;
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of a plain-old-data value, as BPF map updates take them.
+pub fn as_bytes<T: Copy>(v: &T) -> &[u8] {
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}

@@ -1,0 +1,259 @@
+//! Shared test helpers: fixture sysfs trees and a driver for the host-test BPF object.
+#![allow(dead_code)]
+
+use std::fs;
+use std::mem::MaybeUninit;
+use std::path::Path;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, OpenObject, ProgramInput};
+
+use scx_sis::bpf_intf;
+use scx_sis::idle_filter;
+use scx_sis::sis_test_skel::*;
+use scx_sis::topology::{self, Topology};
+
+/// Shape of a fixture machine: CPUs numbered so a core's threads are adjacent (0-1, 2-3, ...).
+pub struct Shape {
+    pub nr_cpus: usize,
+    pub smt: usize,
+    pub llc_cpus: usize,
+    pub nodes: usize,
+    pub offline: Vec<usize>,
+    /// Leave out cache/ (some VMs): the package must stand for the LLC.
+    pub no_cache: bool,
+}
+
+impl Shape {
+    pub fn new(nr_cpus: usize, smt: usize, llc_cpus: usize) -> Self {
+        Shape { nr_cpus, smt, llc_cpus, nodes: 1, offline: vec![], no_cache: false }
+    }
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Writes a sysfs tree for `shape` under `root`.
+pub fn write_sysfs(root: &Path, shape: &Shape) {
+    let cpu_dir = root.join("sys/devices/system/cpu");
+    fs::create_dir_all(&cpu_dir).unwrap();
+    let all: Vec<usize> = (0..shape.nr_cpus).collect();
+    let online: Vec<usize> = all.iter().copied().filter(|c| !shape.offline.contains(c)).collect();
+    fs::write(cpu_dir.join("possible"), format!("0-{}\n", shape.nr_cpus - 1)).unwrap();
+    fs::write(cpu_dir.join("online"), format!("{}\n", list(&online))).unwrap();
+    let per_node = shape.nr_cpus / shape.nodes;
+    for n in 0..shape.nodes {
+        let d = root.join(format!("sys/devices/system/node/node{n}"));
+        fs::create_dir_all(&d).unwrap();
+        let cpus: Vec<usize> = (n * per_node..(n + 1) * per_node).collect();
+        fs::write(d.join("cpulist"), list(&cpus)).unwrap();
+    }
+    for &c in &online {
+        let d = cpu_dir.join(format!("cpu{c}"));
+        let core0 = c / shape.smt * shape.smt;
+        let sib: Vec<usize> = (core0..core0 + shape.smt).collect();
+        let l0 = c / shape.llc_cpus * shape.llc_cpus;
+        let llc: Vec<usize> = (l0..l0 + shape.llc_cpus).collect();
+        fs::create_dir_all(d.join("topology")).unwrap();
+        fs::write(d.join("topology/thread_siblings_list"), list(&sib)).unwrap();
+        fs::write(d.join("topology/package_cpus_list"), list(&llc)).unwrap();
+        if shape.no_cache {
+            continue;
+        }
+        for (idx, level, ty, span) in [
+            (0, 1, "Data", sib.clone()),
+            (1, 1, "Instruction", sib.clone()),
+            (2, 2, "Unified", sib.clone()),
+            (3, 3, "Unified", llc.clone()),
+        ] {
+            let cd = d.join(format!("cache/index{idx}"));
+            fs::create_dir_all(&cd).unwrap();
+            fs::write(cd.join("level"), format!("{level}\n")).unwrap();
+            fs::write(cd.join("type"), format!("{ty}\n")).unwrap();
+            fs::write(cd.join("shared_cpu_list"), list(&span)).unwrap();
+        }
+    }
+}
+
+pub fn topology_of(shape: &Shape) -> Topology {
+    let dir = tempfile::tempdir().unwrap();
+    write_sysfs(dir.path(), shape);
+    Topology::from_sysfs(dir.path()).unwrap()
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct CpuArgs {
+    pub cpu: i32,
+    pub ret: i32,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy, Debug)]
+pub struct ScanArgs {
+    pub target: i32,
+    pub llc: u32,
+    pub cpu: i32,
+    pub probes: u32,
+    pub full: u32,
+    pub fail_prone: u32,
+    pub missed: u32,
+}
+
+/// The host-test BPF object loaded over a synthetic topology.
+pub struct Sis {
+    pub skel: SisTestSkel<'static>,
+    pub topo: Topology,
+}
+
+impl Sis {
+    /// Loads with `mode` (bpf_intf::sis_mode_*), all CPUs allowed, nothing initialised.
+    pub fn load(shape: &Shape, mode: u32) -> Sis {
+        let topo = topology_of(shape);
+        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let mut open = SisTestSkelBuilder::default().open(obj).expect("open test object");
+        let rodata = open.maps.rodata_data.as_mut().unwrap();
+        rodata.nr_cpu_ids = topo.nr_cpu_ids as u32;
+        rodata.nr_llcs = topo.llcs.len() as u32;
+        rodata.llc_stride = topo.llc_stride() as u32;
+        rodata.smt_enabled = topo.smt_width > 1;
+        rodata.sis_mode = mode;
+        rodata.builtin_idle = false;
+        rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
+        let (ncpu, nllc) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
+        open.maps.cpu_topo_map.set_max_entries(ncpu).unwrap();
+        open.maps.llc_topo_map.set_max_entries(nllc).unwrap();
+        open.maps.llc_cpus_map.set_max_entries(nllc * topo.llc_stride() as u32).unwrap();
+        open.maps.cpu_ctx_map.set_max_entries(ncpu).unwrap();
+        open.maps.llc_ctx_map.set_max_entries(nllc).unwrap();
+        open.maps.llc_filter_map.set_max_entries(nllc * idle_filter::filter_stride(&topo) as u32).unwrap();
+        let skel = open.load().expect("load test object (verifier)");
+        topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)
+            .unwrap();
+        let mut sis = Sis { skel, topo };
+        sis.allow_all();
+        sis
+    }
+
+    pub fn allow(&mut self, cpus: &[usize]) {
+        let bss = self.skel.maps.bss_data.as_mut().unwrap();
+        bss.test_allowed.iter_mut().for_each(|w| *w = 0);
+        for &c in cpus {
+            bss.test_allowed[c / 64] |= 1u64 << (c % 64);
+        }
+    }
+
+    pub fn allow_all(&mut self) {
+        let all: Vec<usize> = self.topo.cpus.iter().map(|c| c.id).collect();
+        self.allow(&all);
+    }
+
+    fn run<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> i32 {
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>())
+        };
+        let mut input = ProgramInput::default();
+        input.context_in = Some(bytes);
+        prog.test_run(input).expect("BPF_PROG_TEST_RUN").return_value as i32
+    }
+
+    pub fn init_cpus(&mut self) {
+        let mut a = CpuArgs::default();
+        Self::run(&mut self.skel.progs.test_init_cpus, &mut a);
+    }
+
+    pub fn idle(&mut self, cpu: usize) {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: 0 };
+        Self::run(&mut self.skel.progs.test_cpu_idle, &mut a);
+    }
+
+    pub fn busy(&mut self, cpu: usize) {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: 0 };
+        Self::run(&mut self.skel.progs.test_cpu_busy, &mut a);
+    }
+
+    pub fn reset(&mut self, llc: usize) {
+        let mut a = CpuArgs { cpu: llc as i32, ret: 0 };
+        Self::run(&mut self.skel.progs.test_reset, &mut a);
+    }
+
+    pub fn scan(&mut self, target: usize, llc: usize) -> ScanArgs {
+        let mut a = ScanArgs { target: target as i32, llc: llc as u32, ..Default::default() };
+        Self::run(&mut self.skel.progs.test_scan, &mut a);
+        a
+    }
+
+    pub fn topo_lookup(&mut self, cpu: usize) -> i32 {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: -1 };
+        assert_eq!(Self::run(&mut self.skel.progs.test_topo_lookup, &mut a), 0);
+        a.ret
+    }
+
+    /// CPU ids whose bits are set in `llc`'s filter.
+    pub fn filter(&self, llc: usize) -> Vec<usize> {
+        let stride = idle_filter::filter_stride(&self.topo);
+        let cpus = &self.topo.llcs[llc].cpus;
+        let mut out = vec![];
+        for w in 0..stride {
+            let key = ((llc * stride + w) as u32).to_ne_bytes();
+            let v = self.skel.maps.llc_filter_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
+            let word = u64::from_ne_bytes(v[..8].try_into().unwrap());
+            for b in 0..64 {
+                if word & (1 << b) != 0 {
+                    out.push(cpus[w * 64 + b]);
+                }
+            }
+        }
+        out
+    }
+
+    /// (idle, fail_prone, filter_gen, busy) of a CPU's cpu_ctx.
+    pub fn cpu_state(&self, cpu: usize) -> (u32, u32, u64, u32) {
+        let v = self.skel.maps.cpu_ctx_map.lookup(&(cpu as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
+        let u32at = |o: usize| u32::from_ne_bytes(v[o..o + 4].try_into().unwrap());
+        (u32at(0), u32at(4), u64::from_ne_bytes(v[8..16].try_into().unwrap()), u32at(16))
+    }
+
+    /// (gen, has_idle_cores, nr_busy) of an LLC's llc_ctx.
+    pub fn llc_state(&self, llc: usize) -> (u64, u32, i32) {
+        let v = self.skel.maps.llc_ctx_map.lookup(&(llc as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
+        (
+            u64::from_ne_bytes(v[..8].try_into().unwrap()),
+            u32::from_ne_bytes(v[8..12].try_into().unwrap()),
+            i32::from_ne_bytes(v[12..16].try_into().unwrap()),
+        )
+    }
+
+    /// Overrides an LLC's idle-core hint and load (nr_busy), which set the scan's mode and depth.
+    pub fn set_llc(&mut self, llc: usize, has_idle_cores: bool, nr_busy: i32) {
+        let key = (llc as u32).to_ne_bytes();
+        let mut v = self.skel.maps.llc_ctx_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
+        v[8..12].copy_from_slice(&(has_idle_cores as u32).to_ne_bytes());
+        v[12..16].copy_from_slice(&nr_busy.to_ne_bytes());
+        self.skel.maps.llc_ctx_map.update(&key, &v, MapFlags::ANY).unwrap();
+    }
+
+    pub fn set_fail_prone(&mut self, cpu: usize, on: bool) {
+        let key = (cpu as u32).to_ne_bytes();
+        let mut v = self.skel.maps.cpu_ctx_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
+        v[4..8].copy_from_slice(&(on as u32).to_ne_bytes());
+        self.skel.maps.cpu_ctx_map.update(&key, &v, MapFlags::ANY).unwrap();
+    }
+
+    pub fn stat(&self, idx: u32) -> u64 {
+        let vals = self.skel.maps.stats.lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
+        vals.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap())).sum()
+    }
+
+    /// Every CPU busy by record (filter untouched).
+    pub fn all_busy(&mut self) {
+        for c in self.topo.cpus.iter().map(|c| c.id).collect::<Vec<_>>() {
+            self.busy(c);
+        }
+    }
+}
+
+pub const FULL: u32 = bpf_intf::sis_mode_SIS_MODE_FULL;
+pub const FILTER: u32 = bpf_intf::sis_mode_SIS_MODE_FILTER;
+pub const LINEAR: u32 = bpf_intf::sis_mode_SIS_MODE_LINEAR;
