@@ -201,13 +201,20 @@ static void filter_cpu_busy(s32 cpu)
 	}
 }
 
-/* Full reset after a failed full scan: clear the bitmap, expire cached generations. */
-static void filter_reset(u32 llc)
+/*
+ * Reset after a failed full idle-core scan: the bitmap goes, and every cached
+ * generation expires. Unlike the seed's plain clear, CPUs idle by record are
+ * put back (core granule): a CPU that stays idle never passes the idle path
+ * again, so a plain clear would hide it until its next wakeup. This costs one
+ * pass over the LLC, on a path that just failed a full scan of it anyway.
+ */
+static __noinline void filter_reset(u32 llc)
 {
+	struct llc_topo *lt = llc_topo(llc);
 	struct llc_ctx *l = llc_ctx(llc);
 	u32 i;
 
-	if (!l)
+	if (!l || !lt)
 		return;
 	__sync_fetch_and_add(&l->gen, 1);
 	bpf_for(i, 0, filter_stride) {
@@ -216,6 +223,32 @@ static void filter_reset(u32 llc)
 
 		if (w)
 			WRITE_ONCE(*w, 0);
+	}
+	bpf_for(i, 0, SIS_MAX_LLC_CPUS) {
+		struct cpu_topo *t;
+		u64 *w;
+		s32 cpu;
+		u32 k;
+		bool covered = false;
+
+		if (i >= lt->nr_cpus)
+			break;
+		cpu = llc_cpu_at(llc, i);
+		if (cpu < 0 || !cpu_is_idle(cpu) || !(t = cpu_topo(cpu)))
+			continue;
+		bpf_for(k, 0, SIS_MAX_SMT) {
+			struct cpu_topo *st;
+
+			if (k >= t->nr_siblings)
+				break;
+			st = cpu_topo(t->siblings[k]);
+			if (st && st->llc_pos != i && filter_test(llc, st->llc_pos)) {
+				covered = true;
+				break;
+			}
+		}
+		if (!covered && (w = filter_word(llc, i)))
+			__sync_fetch_and_or(w, 1ULL << (i & 63));
 	}
 	stat_inc(STAT_FILTER_RESET);
 }
@@ -238,7 +271,11 @@ static void filter_remove_core(u32 llc, struct cpu_topo *t, u32 pos)
 	stat_inc(STAT_FP_REMOVED);
 }
 
-/* Scan depth from the LLC's load, like SIS_UTIL: n * (1 - (busy/n)^2), at least 1. */
+/*
+ * Scan depth from the LLC's load, like SIS_UTIL: n * (1 - (busy/n)^2), but
+ * never below SIS_PROP's floor of 4: the busy count is a snapshot, and a
+ * missed idle CPU costs a whole queueing delay while a probe costs a load.
+ */
 static __always_inline u32 scan_depth(u32 nr_cpus, s32 nr_busy)
 {
 	u32 busy = nr_busy < 0 ? 0 : (u32)nr_busy, d;
@@ -246,7 +283,7 @@ static __always_inline u32 scan_depth(u32 nr_cpus, s32 nr_busy)
 	if (busy > nr_cpus)
 		busy = nr_cpus;
 	d = nr_cpus - busy * busy / nr_cpus;
-	return d ? d : 1;
+	return d > 4 ? d : 4;
 }
 
 static __always_inline u32 ctz64(u64 v)

@@ -172,8 +172,13 @@ impl<'a> Scheduler<'a> {
             }
         })?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
-        info!("{SCHEDULER_NAME} attached (slice {} us{})", opts.slice_us,
-              if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" });
+        info!(
+            "{SCHEDULER_NAME} attached: sis-mode {:?}, {} idle tracking, slice {} us{}",
+            opts.sis_mode,
+            if opts.no_builtin_idle { "own" } else { "built-in + own" },
+            opts.slice_us,
+            if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
+        );
 
         Ok(Self { skel, struct_ops, topo, stats_server })
     }
@@ -246,18 +251,19 @@ fn run(opts: Opts) -> Result<()> {
 
     preflight()?;
 
-    if let Some(intv) = opts.stats {
-        let sd = shutdown.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), sd) {
-                warn!("stats monitor: {e:#}");
-            }
-        });
-    }
-
     let mut open_object = MaybeUninit::uninit();
+    let mut stats_thread = opts.stats;
     loop {
         let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        // started once the server is up, so it never polls an absent socket
+        if let Some(intv) = stats_thread.take() {
+            let sd = shutdown.clone();
+            std::thread::spawn(move || {
+                if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), sd) {
+                    warn!("stats monitor: {e:#}");
+                }
+            });
+        }
         let uei = sched.run(shutdown.clone())?;
         if !uei.should_restart() {
             break;

@@ -22,9 +22,9 @@ fn init_sets_one_bit_per_core() {
 #[test]
 fn idle_path_sets_at_core_granule() {
     let mut sis = sis16(FULL);
+    sis.all_busy();
     sis.reset(0);
     assert_eq!(sis.filter(0), Vec::<usize>::new());
-    sis.all_busy();
     // CPU 1 idles: its core has no bit, so it sets its own.
     sis.idle(1);
     assert_eq!(sis.filter(0), vec![1]);
@@ -41,8 +41,8 @@ fn idle_path_sets_at_core_granule() {
 #[test]
 fn generation_skips_redundant_sets_and_expires_on_reset() {
     let mut sis = sis16(FULL);
-    sis.reset(0);
     sis.all_busy();
+    sis.reset(0);
     sis.idle(4);
     let gen = sis.llc_state(0).0;
     assert_eq!(sis.cpu_state(4).2, gen);
@@ -52,10 +52,10 @@ fn generation_skips_redundant_sets_and_expires_on_reset() {
     // same generation: the shared bitmap is not touched again
     assert_eq!(sis.stat(sis_stat_STAT_FILTER_SET), 1);
     assert_eq!(sis.stat(sis_stat_STAT_FILTER_SET_SKIP_GEN), 1);
+    sis.busy(4);
     sis.reset(0);
     assert_eq!(sis.llc_state(0).0, gen + 1);
     assert!(sis.filter(0).is_empty());
-    sis.busy(4);
     sis.idle(4);
     assert_eq!(sis.filter(0), vec![4]);
     assert_eq!(sis.stat(sis_stat_STAT_FILTER_SET), 2);
@@ -157,6 +157,18 @@ fn failed_full_idle_core_scan_resets_filter() {
 }
 
 #[test]
+fn reset_puts_back_cpus_idle_by_record_at_core_granule() {
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    // 3 idle alone, 6-7 a fully idle core; all idled while their cores had bits (no set)
+    sis.idle(3);
+    sis.idle(6);
+    sis.idle(7);
+    sis.reset(0);
+    assert_eq!(sis.filter(0), vec![3, 6], "one bit per core, only idle cores");
+}
+
+#[test]
 fn idle_core_preferred_over_idle_thread() {
     let mut sis = sis16(FULL);
     sis.all_busy();
@@ -175,30 +187,31 @@ fn depth_bound_follows_llc_load() {
     let mut sis = Sis::load(&Shape::new(16, 1, 8), FULL);
     sis.init_cpus();
     sis.all_busy();
-    // 8 of 8 busy: depth = 8 - 64/8 = 0 -> at least 1 probe
+    // 8 of 8 busy: depth = 8 - 64/8 = 0 -> the floor of 4 probes
     let r = sis.scan(0, 0);
-    assert_eq!((r.cpu, r.probes, r.full), (-1, 1, 0));
+    assert_eq!((r.cpu, r.probes, r.full), (-1, 4, 0));
     assert_eq!(sis.cpu_state(0).1, 1, "a partial failure marks fail-prone");
 
-    // 6 of 8 busy (6, 7 idle but not allowed): depth = 8 - 36/8 = 4 of the 6 busy candidates
+    // 7 of 8 busy (7 idle but not allowed): depth 8 - 49/8 = 2 -> the floor, 4 of 7 candidates
     let mut sis = Sis::load(&Shape::new(16, 1, 8), FILTER);
     sis.init_cpus();
-    for c in 0..6 {
+    for c in 0..7 {
         sis.busy(c);
     }
-    sis.allow(&[0, 1, 2, 3, 4, 5]);
-    assert_eq!(sis.llc_state(0).2, 6);
+    sis.allow(&[0, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(sis.llc_state(0).2, 7);
     let r = sis.scan(7, 0);
     assert_eq!((r.cpu, r.probes, r.full), (-1, 4, 0));
-
-    // 2 of 8 busy: depth = 8 - 4/8 = 8, so both allowed busy candidates are seen, in full
+    // 3 of 8 busy: depth 8 - 9/8 = 7, all 3 busy candidates are seen but not the rest
     let mut sis = Sis::load(&Shape::new(16, 1, 8), FILTER);
     sis.init_cpus();
-    sis.busy(0);
-    sis.busy(1);
-    sis.allow(&[0, 1]);
+    for c in 0..3 {
+        sis.busy(c);
+    }
+    sis.allow(&[0, 1, 2]);
     let r = sis.scan(7, 0);
-    assert_eq!((r.cpu, r.probes, r.full), (-1, 2, 1));
+    assert_eq!((r.cpu, r.probes, r.full), (-1, 3, 1));
+
 }
 
 #[test]
@@ -224,8 +237,8 @@ fn linear_scan_probes_in_order_and_respects_cpus_ptr() {
 #[test]
 fn missed_idle_is_reported_by_record() {
     let mut sis = sis16(FILTER);
-    sis.reset(0);
     sis.all_busy();
+    sis.reset(0);
     // CPU 3 idle by record but set nothing: its generation is current? No: reset expired it,
     // so make it a true negative by hand: sibling 2 stands for the core.
     sis.idle(2);
