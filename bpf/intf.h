@@ -20,6 +20,8 @@ enum sis_consts {
 	SIS_MAX_LLC_CPUS	= 512,	/* CPUs one LLC may hold */
 	SIS_MAX_SMT		= 8,	/* hardware threads per core */
 	SIS_WORDS_PER_LINE	= 8,	/* u64 words in a 64-byte cache line */
+	OVL_BITS_PER_LINE	= 8,	/* overloaded-map bits per 64-byte line (sparse) */
+	STEAL_SCAN_TASKS	= 16,	/* tasks examined per victim DSQ */
 	SIS_DFL_SLICE_NS	= 5000000,
 };
 
@@ -89,6 +91,12 @@ enum sis_mode {
 	SIS_MODE_LINEAR		= 0,	/* no filter: linear scan of the LLC (CFS without SIS_CORE) */
 	SIS_MODE_FILTER		= 1,	/* idle filter, no fail-prone handling */
 	SIS_MODE_FULL		= 2,	/* idle filter + fail-prone scans (default) */
+};
+
+enum steal_scope {
+	STEAL_SCOPE_LLC		= 0,
+	STEAL_SCOPE_NODE	= 1,	/* then other LLCs of the node */
+	STEAL_SCOPE_ALL		= 2,	/* then any LLC */
 };
 
 enum steal_mode {

@@ -3,6 +3,8 @@
  * scx_sis: wiring of the sched_ext ops. The mechanisms live one per file:
  *   topology.bpf.h     cached domain shortcuts (seed 001)
  *   idle_filter.bpf.h  SIS_CORE idle filter, fail-prone scans (seeds 000, 003)
+ *   overload.bpf.h     overloaded-CPU map (seed 004)
+ *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004)
  *   stats.bpf.h        per-CPU counters
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
@@ -25,6 +27,8 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 }
 
 #include "idle_filter.bpf.h"
+#include "overload.bpf.h"
+#include "steal.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -50,11 +54,6 @@ struct {
 static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
-}
-
-static __always_inline bool is_pcpu_kthread(const struct task_struct *p)
-{
-	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
 }
 
 /*
@@ -258,21 +257,31 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (claim_cpu(cpu)) {
 		stat_inc(STAT_KICK_IDLE);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
 	}
+	/* it waits behind a running task: overloaded, and worth an idle stealer */
+	if (overload_set(cpu))
+		steal_kick(cpu_llc(cpu), cpu);
 }
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
 		stat_inc(STAT_DISPATCH_LOCAL);
+		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
 		return;
 	}
+	overload_clear(cpu);
 
 	/* Nothing else wants this CPU: let prev go on with a fresh slice. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		stat_inc(STAT_KEEP_PREV);
 		prev->scx.slice = slice_ns;
+		return;
 	}
+
+	/* about to go idle */
+	steal_task(cpu);
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)

@@ -42,6 +42,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 }
 
 #include "idle_filter.bpf.h"
+#include "overload.bpf.h"
 
 struct cpu_args {
 	s32 cpu;
@@ -110,5 +111,76 @@ SEC("syscall")
 int test_reset(struct cpu_args *args)
 {
 	filter_reset(args->cpu);
+	return 0;
+}
+
+struct ovl_args {
+	s32 cpu;
+	u32 final_set;		/* toggle: leave the bit set */
+	s32 ret;
+};
+
+SEC("syscall")
+int test_ovl_set(struct ovl_args *args)
+{
+	args->ret = overload_set(args->cpu);
+	return 0;
+}
+
+SEC("syscall")
+int test_ovl_clear(struct ovl_args *args)
+{
+	overload_clear(args->cpu);
+	return 0;
+}
+
+/* set, clear, and maybe set again: run concurrently from several threads */
+SEC("syscall")
+int test_ovl_toggle(struct ovl_args *args)
+{
+	overload_set(args->cpu);
+	overload_clear(args->cpu);
+	if (args->final_set)
+		overload_set(args->cpu);
+	return 0;
+}
+
+struct walk_args {
+	u32 llc;
+	u32 start;
+	u32 len;
+	u32 count;
+};
+
+/* the walk's CPUs in order (a ctx may not be written at a variable offset) */
+s32 walk_out[64];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct ovl_walk);
+	__uint(max_entries, 1);
+} test_walk SEC(".maps");
+
+SEC("syscall")
+int test_ovl_walk(struct walk_args *args)
+{
+	struct llc_topo *lt = llc_topo(args->llc);
+	struct ovl_walk *wk;
+	u32 zero = 0, i;
+
+	wk = bpf_map_lookup_elem(&test_walk, &zero);
+	if (!wk || !lt)
+		return -1;
+	ovl_walk_init(wk, args->llc, lt->nr_cpus, args->start, args->len);
+	args->count = 0;
+	bpf_for(i, 0, 64) {
+		s32 cpu = ovl_walk_next(wk);
+
+		if (cpu < 0)
+			break;
+		walk_out[i] = cpu;
+		args->count = i + 1;
+	}
 	return 0;
 }

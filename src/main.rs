@@ -17,6 +17,7 @@ use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, 
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
 use scx_sis::idle_filter::{self, SisMode};
+use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::stats::{self, Counters, Metrics, Samples};
 use scx_sis::topology::{self, Topology};
 
@@ -44,6 +45,15 @@ struct Opts {
     /// per-CPU idle state only, so no system-wide idle mask is written at all.
     #[arg(long)]
     no_builtin_idle: bool,
+
+    /// Steal-on-idle from overloaded CPUs: `on`, `map-only` (keep the overloaded map, never
+    /// steal), `off`.
+    #[arg(long, value_enum, default_value_t = StealMode::On)]
+    steal: StealMode,
+
+    /// Where a CPU about to idle may steal: its LLC only, then its NUMA node, or anywhere.
+    #[arg(long, value_enum, default_value_t = StealScope::Llc)]
+    steal_scope: StealScope,
 
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
@@ -142,6 +152,9 @@ impl<'a> Scheduler<'a> {
         rodata.sis_mode = opts.sis_mode.to_bpf();
         rodata.builtin_idle = !opts.no_builtin_idle;
         rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
+        rodata.steal_mode = opts.steal.to_bpf();
+        rodata.steal_scope = opts.steal_scope.to_bpf();
+        rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
 
         // Size the arrays from the machine.
         let (nr_cpu_ids, nr_llcs) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
@@ -151,6 +164,8 @@ impl<'a> Scheduler<'a> {
         skel.maps.cpu_ctx_map.set_max_entries(nr_cpu_ids)?;
         skel.maps.llc_ctx_map.set_max_entries(nr_llcs)?;
         skel.maps.llc_filter_map.set_max_entries(nr_llcs * idle_filter::filter_stride(&topo) as u32)?;
+        skel.maps.ovl_map.set_max_entries(nr_llcs * overload::ovl_lines(&topo) as u32)?;
+        skel.maps.llc_steals.set_max_entries(nr_llcs)?;
 
         let ops = skel.struct_ops.sis_ops_mut();
         ops.flags = 0;
@@ -173,8 +188,10 @@ impl<'a> Scheduler<'a> {
         })?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!(
-            "{SCHEDULER_NAME} attached: sis-mode {:?}, {} idle tracking, slice {} us{}",
+            "{SCHEDULER_NAME} attached: sis-mode {:?}, steal {:?}/{:?}, {} idle tracking, slice {} us{}",
             opts.sis_mode,
+            opts.steal,
+            opts.steal_scope,
             if opts.no_builtin_idle { "own" } else { "built-in + own" },
             opts.slice_us,
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
@@ -197,7 +214,13 @@ impl<'a> Scheduler<'a> {
     fn metrics(&self) -> Result<Metrics> {
         let (filter_weight, true_idle) =
             idle_filter::sample(&self.topo, &self.skel.maps.cpu_ctx_map, &self.skel.maps.llc_filter_map)?;
-        let samples = Samples { nr_cpus: self.topo.cpus.len() as u64, filter_weight, true_idle };
+        let samples = Samples {
+            nr_cpus: self.topo.cpus.len() as u64,
+            filter_weight,
+            true_idle,
+            overloaded: overload::sample_weight(&self.topo, &self.skel.maps.ovl_map)?,
+            llc_steals: overload::llc_steals(&self.topo, &self.skel.maps.llc_steals)?,
+        };
         Ok(Metrics::from_counters(&self.counters()?, samples))
     }
 

@@ -2,6 +2,7 @@
 //!
 //! Counters are per-CPU in BPF and summed here; rates are derived per interval.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,11 +19,13 @@ use crate::bpf_intf::*;
 pub type Counters = [u64; sis_stat_SIS_NR_STATS as usize];
 
 /// Point-in-time samples the loader reads from the BPF maps beside the counters.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Samples {
     pub nr_cpus: u64,
     pub filter_weight: u64,
     pub true_idle: u64,
+    pub overloaded: u64,
+    pub llc_steals: Vec<u64>,
 }
 
 /// Declares the counter fields once: name, enum index, description.
@@ -39,6 +42,10 @@ macro_rules! counter_fields {
             pub filter_weight: u64,
             #[stat(desc = "CPUs idle by the state of record (sampled)")]
             pub true_idle: u64,
+            #[stat(desc = "CPUs marked overloaded (sampled)")]
+            pub overloaded: u64,
+            #[stat(desc = "Tasks stolen, by LLC of the thief")]
+            pub llc_steals: BTreeMap<u32, u64>,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
             #[stat(desc = "Recall: found / (found + missed idle), %")]
@@ -56,6 +63,8 @@ macro_rules! counter_fields {
                     $($name: c[$idx as usize],)*
                     filter_weight: s.filter_weight,
                     true_idle: s.true_idle,
+                    overloaded: s.overloaded,
+                    llc_steals: s.llc_steals.iter().enumerate().map(|(i, v)| (i as u32, *v)).collect(),
                     ..Default::default()
                 };
                 m.derive();
@@ -69,6 +78,12 @@ macro_rules! counter_fields {
                     $($name: self.$name.wrapping_sub(rhs.$name),)*
                     filter_weight: self.filter_weight,
                     true_idle: self.true_idle,
+                    overloaded: self.overloaded,
+                    llc_steals: self
+                        .llc_steals
+                        .iter()
+                        .map(|(k, v)| (*k, v.wrapping_sub(*rhs.llc_steals.get(k).unwrap_or(&0))))
+                        .collect(),
                     ..Default::default()
                 };
                 m.derive();
@@ -104,6 +119,12 @@ counter_fields! {
     filter_sets = sis_stat_STAT_FILTER_SET: "Filter bits set on the idle path",
     filter_skip_gen = sis_stat_STAT_FILTER_SET_SKIP_GEN: "Idle-path sets skipped: generation says already set",
     filter_skip_core = sis_stat_STAT_FILTER_SET_SKIP_CORE: "Idle-path sets skipped: a sibling stands for the core",
+    overload_sets = sis_stat_STAT_OVERLOAD_SET: "CPUs marked overloaded (0 -> 1 transitions)",
+    overload_clears = sis_stat_STAT_OVERLOAD_CLEAR: "CPUs unmarked (1 -> 0 transitions)",
+    steal_attempts = sis_stat_STAT_STEAL_ATTEMPT: "Steal attempts by CPUs about to idle",
+    steals = sis_stat_STAT_STEAL_SUCCESS: "Tasks stolen from overloaded CPUs",
+    steal_empty = sis_stat_STAT_STEAL_EMPTY: "Steal attempts that found no overloaded CPU",
+    steal_not_migratable = sis_stat_STAT_STEAL_NOT_MIGRATABLE: "Steal attempts where overloaded CPUs had nothing this CPU may run",
 }
 
 fn pct(num: u64, den: u64) -> f64 {
@@ -135,6 +156,13 @@ impl Metrics {
             self.scans, self.success_pct, self.recall_pct, self.probes_per_scan, self.fp_pct,
             self.fp_removed, self.resets, self.failprone_scans, self.sibling_rescues,
             self.filter_weight, self.true_idle,
+        )?;
+        writeln!(
+            w,
+            "          steal {}/{} (empty {} unmigratable {}) per-llc {:?} | overloaded {} (+{} -{})",
+            self.steals, self.steal_attempts, self.steal_empty, self.steal_not_migratable,
+            self.llc_steals.values().collect::<Vec<_>>(), self.overloaded,
+            self.overload_sets, self.overload_clears,
         )?;
         Ok(())
     }
@@ -183,14 +211,17 @@ mod tests {
         c[sis_stat_STAT_SCAN_MISSED as usize] = 2;
         c[sis_stat_STAT_SCAN_PROBE as usize] = 15;
         c[sis_stat_STAT_SCAN_FP as usize] = 3;
-        let m = Metrics::from_counters(&c, Samples::default());
+        let m = Metrics::from_counters(&c, Samples { llc_steals: vec![3, 4], ..Default::default() });
         assert_eq!(m.success_pct, 80.0);
         assert_eq!(m.recall_pct, 80.0);
         assert_eq!(m.probes_per_scan, 1.5);
         assert_eq!(m.fp_pct, 20.0);
 
-        let d = m.delta(&Metrics::from_counters(&[0; sis_stat_SIS_NR_STATS as usize], Samples::default()));
+        let base = Samples { llc_steals: vec![1, 4], ..Default::default() };
+        let d = m.delta(&Metrics::from_counters(&[0; sis_stat_SIS_NR_STATS as usize], base));
         assert_eq!(d.scans, 10);
+        assert_eq!(d.llc_steals.get(&0), Some(&2));
+        assert_eq!(d.llc_steals.get(&1), Some(&0));
         assert_eq!(d.recall_pct, 80.0);
     }
 }

@@ -10,6 +10,7 @@ use libbpf_rs::{MapCore, MapFlags, OpenObject, ProgramInput};
 
 use scx_sis::bpf_intf;
 use scx_sis::idle_filter;
+use scx_sis::overload;
 use scx_sis::sis_test_skel::*;
 use scx_sis::topology::{self, Topology};
 
@@ -101,6 +102,23 @@ pub struct ScanArgs {
     pub missed: u32,
 }
 
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct OvlArgs {
+    pub cpu: i32,
+    pub final_set: u32,
+    pub ret: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct WalkArgs {
+    pub llc: u32,
+    pub start: u32,
+    pub len: u32,
+    pub count: u32,
+}
+
 /// The host-test BPF object loaded over a synthetic topology.
 pub struct Sis {
     pub skel: SisTestSkel<'static>,
@@ -121,6 +139,7 @@ impl Sis {
         rodata.sis_mode = mode;
         rodata.builtin_idle = false;
         rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
+        rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
         let (ncpu, nllc) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
         open.maps.cpu_topo_map.set_max_entries(ncpu).unwrap();
         open.maps.llc_topo_map.set_max_entries(nllc).unwrap();
@@ -128,6 +147,7 @@ impl Sis {
         open.maps.cpu_ctx_map.set_max_entries(ncpu).unwrap();
         open.maps.llc_ctx_map.set_max_entries(nllc).unwrap();
         open.maps.llc_filter_map.set_max_entries(nllc * idle_filter::filter_stride(&topo) as u32).unwrap();
+        open.maps.ovl_map.set_max_entries(nllc * overload::ovl_lines(&topo) as u32).unwrap();
         let skel = open.load().expect("load test object (verifier)");
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)
             .unwrap();
@@ -239,6 +259,38 @@ impl Sis {
         let mut v = self.skel.maps.cpu_ctx_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
         v[4..8].copy_from_slice(&(on as u32).to_ne_bytes());
         self.skel.maps.cpu_ctx_map.update(&key, &v, MapFlags::ANY).unwrap();
+    }
+
+    /// Marks `cpu` overloaded; true on the 0 -> 1 transition.
+    pub fn ovl_set(&mut self, cpu: usize) -> bool {
+        let mut a = OvlArgs { cpu: cpu as i32, ..Default::default() };
+        Self::run(&mut self.skel.progs.test_ovl_set, &mut a);
+        a.ret != 0
+    }
+
+    pub fn ovl_clear(&mut self, cpu: usize) {
+        let mut a = OvlArgs { cpu: cpu as i32, ..Default::default() };
+        Self::run(&mut self.skel.progs.test_ovl_clear, &mut a);
+    }
+
+    /// The overloaded CPUs a walk of `llc` visits from `start` over `len` positions, in order.
+    pub fn ovl_walk(&mut self, llc: usize, start: usize, len: usize) -> Vec<usize> {
+        let mut a = WalkArgs { llc: llc as u32, start: start as u32, len: len as u32, count: 0 };
+        Self::run(&mut self.skel.progs.test_ovl_walk, &mut a);
+        let out = &self.skel.maps.bss_data.as_ref().unwrap().walk_out;
+        out[..a.count as usize].iter().map(|&c| c as usize).collect()
+    }
+
+    /// Raw 64-byte lines of the overloaded map: (line index -> bits).
+    pub fn ovl_lines(&self) -> Vec<u64> {
+        let n = self.topo.llcs.len() * overload::ovl_lines(&self.topo);
+        (0..n)
+            .map(|i| {
+                let v = self.skel.maps.ovl_map.lookup(&(i as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
+                assert_eq!(v.len(), 64, "one cache line per entry");
+                u64::from_ne_bytes(v[..8].try_into().unwrap())
+            })
+            .collect()
     }
 
     pub fn stat(&self, idx: u32) -> u64 {
