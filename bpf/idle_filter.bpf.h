@@ -7,6 +7,10 @@
  * load, and the wrap-around scan that claims an idle CPU.
  * Called from: ops.update_idle (idle path: set), ops.select_cpu (scan).
  *
+ * The entry points are global subprograms: the verifier checks each once,
+ * not once per call site, which keeps attach time short (under TCG the
+ * verifier runs at a fraction of a host core).
+ *
  * The includer provides two hooks, so this file needs no sched_ext type and
  * the host tests run it unchanged:
  *   bool sis_allowed(const struct task_struct *p, s32 cpu)   p->cpus_ptr test
@@ -134,7 +138,7 @@ static __always_inline bool core_is_idle(struct cpu_topo *t)
  * the cached generation says it is there already, or a sibling already
  * stands for the core (CORE granule).
  */
-static void filter_cpu_idle(s32 cpu)
+__hidden __noinline int filter_cpu_idle(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);
@@ -143,7 +147,7 @@ static void filter_cpu_idle(s32 cpu)
 	u32 i;
 
 	if (!t || !c || !(l = llc_ctx(t->llc)))
-		return;
+		return 0;
 
 	WRITE_ONCE(c->idle, 1);
 	if (c->busy) {
@@ -155,12 +159,12 @@ static void filter_cpu_idle(s32 cpu)
 		WRITE_ONCE(l->has_idle_cores, 1);
 
 	if (sis_mode == SIS_MODE_LINEAR)
-		return;
+		return 0;
 
 	gen = READ_ONCE(l->gen);
 	if (c->filter_gen == gen) {
 		stat_inc(STAT_FILTER_SET_SKIP_GEN);
-		return;
+		return 0;
 	}
 	c->filter_gen = gen;
 
@@ -174,7 +178,7 @@ static void filter_cpu_idle(s32 cpu)
 		st = cpu_topo(t->siblings[i]);
 		if (st && filter_test(t->llc, st->llc_pos)) {
 			stat_inc(STAT_FILTER_SET_SKIP_CORE);
-			return;
+			return 0;
 		}
 	}
 
@@ -183,22 +187,24 @@ static void filter_cpu_idle(s32 cpu)
 		__sync_fetch_and_or(w, 1ULL << (t->llc_pos & 63));
 		stat_inc(STAT_FILTER_SET);
 	}
+	return 0;
 }
 
 /* Leaving idle only updates the record: the filter is cleared lazily. */
-static void filter_cpu_busy(s32 cpu)
+__hidden __noinline int filter_cpu_busy(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);
 	struct llc_ctx *l;
 
 	if (!t || !c || !(l = llc_ctx(t->llc)))
-		return;
+		return 0;
 	WRITE_ONCE(c->idle, 0);
 	if (!c->busy) {
 		c->busy = 1;
 		__sync_fetch_and_add(&l->nr_busy, 1);
 	}
+	return 0;
 }
 
 /*
@@ -208,14 +214,14 @@ static void filter_cpu_busy(s32 cpu)
  * again, so a plain clear would hide it until its next wakeup. This costs one
  * pass over the LLC, on a path that just failed a full scan of it anyway.
  */
-static __noinline void filter_reset(u32 llc)
+__hidden __noinline int filter_reset(u32 llc)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	struct llc_ctx *l = llc_ctx(llc);
 	u32 i;
 
 	if (!l || !lt)
-		return;
+		return 0;
 	__sync_fetch_and_add(&l->gen, 1);
 	bpf_for(i, 0, filter_stride) {
 		u32 key = llc * filter_stride + i;
@@ -251,6 +257,7 @@ static __noinline void filter_reset(u32 llc)
 			__sync_fetch_and_or(w, 1ULL << (i & 63));
 	}
 	stat_inc(STAT_FILTER_RESET);
+	return 0;
 }
 
 /* Remove a false positive: its whole core is busy. Its cached generations go stale. */
@@ -454,8 +461,8 @@ static __noinline bool scan_step(const struct task_struct *p, struct scan_ctx *s
  *    failed scan, unless a fail-prone one that went all the way, marks
  *    @target fail-prone.
  */
-static __noinline int sis_scan(const struct task_struct *p, s32 target, u32 llc,
-			       struct scan_result *res)
+__hidden __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc,
+				 struct scan_result *res)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	struct llc_ctx *l = llc_ctx(llc);
@@ -539,7 +546,7 @@ found:
  * Missed idle, judged by the state of record: an allowed CPU of @llc is
  * idle although the scan found nothing. Telemetry only.
  */
-static __noinline bool missed_idle_by_record(const struct task_struct *p, u32 llc)
+__hidden __noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 llc)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
@@ -559,7 +566,7 @@ static __noinline bool missed_idle_by_record(const struct task_struct *p, u32 ll
 }
 
 /* Start state: every CPU idle by record and in the filter at core granule. */
-static __noinline int filter_init_cpu(s32 cpu)
+__hidden __noinline int filter_init_cpu(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);

@@ -60,7 +60,7 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
  * Missed idle: the scan of @llc failed while an allowed CPU there was idle by
  * the oracle (the kernel's idle mask when kept, else the state of record).
  */
-static __noinline bool missed_idle(const struct task_struct *p, u32 llc)
+__hidden __noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
 {
 	const struct cpumask *idle;
 	struct llc_topo *lt;
@@ -88,7 +88,7 @@ static __noinline bool missed_idle(const struct task_struct *p, u32 llc)
 	return missed;
 }
 
-static __always_inline s32 scan_llc(const struct task_struct *p, s32 target, u32 llc)
+static __always_inline s32 scan_llc(struct task_struct *p, s32 target, u32 llc)
 {
 	struct scan_result res;
 	s32 cpu;
@@ -118,7 +118,7 @@ static __always_inline s32 idlest_llc(s32 prev)
 }
 
 /* fork/exec: no cache to be affine to; place by load on the idlest LLC. */
-static s32 select_fork_exec(const struct task_struct *p, s32 prev, bool *idle)
+static s32 select_fork_exec(struct task_struct *p, s32 prev, bool *idle)
 {
 	s32 llc = idlest_llc(prev), cpu;
 

@@ -98,6 +98,7 @@ struct ovl_walk {
 	u32 start;
 	u32 len;		/* positions to visit: n, or n - 1 to leave out the walker */
 	u32 visited;
+	u32 seen;		/* tasks examined on the current victim (steal.bpf.h) */
 };
 
 static __always_inline void ovl_walk_init(struct ovl_walk *wk, u32 llc, u32 n, u32 start, u32 len)

@@ -97,13 +97,14 @@ int test_cpu_busy(struct cpu_args *args)
 SEC("syscall")
 int test_scan(struct scan_args *args)
 {
+	struct task_struct *p = bpf_get_current_task_btf();
 	struct scan_result res;
 
-	args->cpu = sis_scan(NULL, args->target, args->llc, &res);
+	args->cpu = sis_scan(p, args->target, args->llc, &res);
 	args->probes = res.probes;
 	args->full = res.full;
 	args->fail_prone = res.fail_prone;
-	args->missed = args->cpu < 0 && missed_idle_by_record(NULL, args->llc);
+	args->missed = args->cpu < 0 && missed_idle_by_record(p, args->llc);
 	return 0;
 }
 

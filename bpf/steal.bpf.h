@@ -7,6 +7,7 @@
  * per-CPU kthread.
  * Called from: ops.dispatch when the CPU's own DSQ is empty and prev is done;
  * ops.enqueue, to wake an idle stealer when it makes a CPU overloaded.
+ * Entry points are global subprograms, each verified once.
  */
 #ifndef __SIS_STEAL_BPF_H
 #define __SIS_STEAL_BPF_H
@@ -41,13 +42,19 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 }
 
 /* Move the first task of @victim's DSQ that may run on @cpu to @cpu's local DSQ. */
-static __noinline bool steal_from(s32 cpu, s32 victim)
+__hidden __noinline int steal_from(s32 cpu, s32 victim)
 {
 	struct task_struct *p;
-	u32 seen = 0;
+	struct ovl_walk *wk;
+	u32 zero = 0;
 
+	/* the examined count lives in map memory too: no per-count verifier state */
+	wk = bpf_map_lookup_elem(&steal_walk, &zero);
+	if (!wk)
+		return false;
+	wk->seen = 0;
 	bpf_for_each(scx_dsq, p, victim, 0) {
-		if (++seen > STEAL_SCAN_TASKS)
+		if (++wk->seen > STEAL_SCAN_TASKS)
 			break;
 		if (!can_steal(p, cpu))
 			continue;
@@ -61,13 +68,13 @@ static __noinline bool steal_from(s32 cpu, s32 victim)
  * Wake one idle CPU of @llc so it comes to steal: the first filter CPU idle
  * by record. Nothing is claimed: a stealer that finds nothing just idles again.
  */
-static __noinline void steal_kick(u32 llc, s32 self)
+__hidden __noinline int steal_kick(u32 llc, s32 self)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
 
 	if (steal_mode != STEAL_ON || !lt)
-		return;
+		return 0;
 	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
 		s32 cpu;
 
@@ -77,50 +84,61 @@ static __noinline void steal_kick(u32 llc, s32 self)
 		if (cpu >= 0 && cpu != self && cpu_is_idle(cpu)) {
 			stat_inc(STAT_KICK_IDLE);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-			return;
+			return 1;
 		}
 	}
+	return 0;
 }
 
-/* Walk @llc's overloaded CPUs from @start for @len positions; true once a task is stolen. */
-static __noinline bool steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len, bool *any)
+enum steal_result {
+	STEAL_NONE_SEEN		= 0,	/* no overloaded CPU on the walk */
+	STEAL_UNMIGRATABLE	= 1,	/* overloaded CPUs, nothing this CPU may run */
+	STEAL_DONE		= 2,
+};
+
+/* Walk @llc's overloaded CPUs from @start for @len positions. */
+__hidden __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 {
 	struct llc_topo *lt = llc_topo(llc);
+	int ret = STEAL_NONE_SEEN;
 	struct ovl_walk *wk;
 	u32 zero = 0, i;
 
 	wk = bpf_map_lookup_elem(&steal_walk, &zero);
 	if (!wk || !lt)
-		return false;
+		return ret;
 	ovl_walk_init(wk, llc, lt->nr_cpus, start, len);
 
 	bpf_for(i, 0, SIS_MAX_LLC_CPUS) {
-		s32 victim = ovl_walk_next(wk);
+		s32 victim, left;
 
+		wk = bpf_map_lookup_elem(&steal_walk, &zero);
+		if (!wk)
+			break;
+		victim = ovl_walk_next(wk);
 		if (victim < 0)
 			break;
 		if (victim == cpu)
 			continue;
-		*any = true;
-		if (steal_from(cpu, victim)) {
-			s32 left = scx_bpf_dsq_nr_queued(victim);
-
-			overload_update(victim, left);
-			/* more waiting there: wake the next stealer */
-			if (left > 0)
-				steal_kick(llc, cpu);
-			return true;
-		}
+		ret = STEAL_UNMIGRATABLE;
+		if (!steal_from(cpu, victim))
+			continue;
+		left = scx_bpf_dsq_nr_queued(victim);
+		overload_update(victim, left);
+		/* more waiting there: wake the next stealer */
+		if (left > 0)
+			steal_kick(llc, cpu);
+		return STEAL_DONE;
 	}
-	return false;
+	return ret;
 }
 
 /* ops.dispatch found nothing for @cpu: steal, nearest first. */
-static __noinline bool steal_task(s32 cpu)
+__hidden __noinline int steal_task(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct llc_topo *lt;
-	bool any = false;
+	int ret, worst = STEAL_NONE_SEEN;
 	u32 llc, i;
 	u64 *cnt;
 
@@ -129,8 +147,10 @@ static __noinline bool steal_task(s32 cpu)
 	stat_inc(STAT_STEAL_ATTEMPT);
 	llc = t->llc;
 
-	if (steal_in_llc(cpu, llc, t->llc_pos + 1, lt->nr_cpus - 1, &any))
+	ret = steal_in_llc(cpu, llc, t->llc_pos + 1, lt->nr_cpus - 1);
+	if (ret == STEAL_DONE)
 		goto stolen;
+	worst = ret;
 
 	if (steal_scope != STEAL_SCOPE_LLC) {
 		bpf_for(i, 0, nr_llcs) {
@@ -140,12 +160,15 @@ static __noinline bool steal_task(s32 cpu)
 				continue;
 			if (steal_scope == STEAL_SCOPE_NODE && ot->node != lt->node)
 				continue;
-			if (steal_in_llc(cpu, i, 0, ot->nr_cpus, &any))
+			ret = steal_in_llc(cpu, i, 0, ot->nr_cpus);
+			if (ret == STEAL_DONE)
 				goto stolen;
+			if (ret > worst)
+				worst = ret;
 		}
 	}
 
-	stat_inc(any ? STAT_STEAL_NOT_MIGRATABLE : STAT_STEAL_EMPTY);
+	stat_inc(worst == STEAL_UNMIGRATABLE ? STAT_STEAL_NOT_MIGRATABLE : STAT_STEAL_EMPTY);
 	return false;
 
 stolen:

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bpf_intf;
 pub mod bpf_skel;
 pub mod idle_filter;
+pub mod overload;
 pub mod stats;
 pub mod sis_test_skel;
 pub mod topology;

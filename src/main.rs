@@ -67,6 +67,10 @@ struct Opts {
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     monitor: Option<f64>,
 
+    /// On exit, write the run's cumulative statistics as JSON to FILE (for scripts and tests).
+    #[arg(long, value_name = "FILE")]
+    stats_out: Option<std::path::PathBuf>,
+
     /// Describe every statistics field and exit.
     #[arg(long)]
     help_stats: bool,
@@ -78,6 +82,17 @@ struct Opts {
     /// Print version and exit.
     #[arg(short = 'V', long)]
     version: bool,
+
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Cmd {
+    /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
+    /// scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
+    /// mmtests-style comparison and writes JSON, CSV and plots.
+    Bench(scx_sis::bench::BenchArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -133,6 +148,7 @@ struct Scheduler<'a> {
     struct_ops: Option<libbpf_rs::Link>,
     topo: Topology,
     stats_server: StatsServer<(), Metrics>,
+    stats_out: Option<std::path::PathBuf>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -197,7 +213,7 @@ impl<'a> Scheduler<'a> {
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
         );
 
-        Ok(Self { skel, struct_ops, topo, stats_server })
+        Ok(Self { skel, struct_ops, topo, stats_server, stats_out: opts.stats_out.clone() })
     }
 
     fn counters(&self) -> Result<Counters> {
@@ -234,6 +250,12 @@ impl<'a> Scheduler<'a> {
             }
         }
         let _ = self.struct_ops.take();
+        // the maps outlive the detach: the totals are final now
+        if let Some(path) = &self.stats_out {
+            let json = serde_json::to_string_pretty(&self.metrics()?)?;
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing --stats-out {}", path.display()))?;
+        }
         uei_report!(&self.skel, uei)
     }
 }
@@ -263,6 +285,10 @@ fn run(opts: Opts) -> Result<()> {
         return Ok(());
     }
     init_log(opts.verbose)?;
+
+    if let Some(Cmd::Bench(args)) = &opts.cmd {
+        return scx_sis::bench::run(args);
+    }
 
     let shutdown = Arc::new(AtomicBool::new(false));
     let sd = shutdown.clone();
@@ -316,6 +342,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
+                eprintln!("scx_sis: error: {u}");
+                ExitCode::from(2)
+            } else if let Some(u) = e.root_cause().downcast_ref::<scx_sis::bench::BenchUsageError>() {
                 eprintln!("scx_sis: error: {u}");
                 ExitCode::from(2)
             } else {

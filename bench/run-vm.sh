@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Run the scx_sis benchmark set inside the test VM (8 vCPUs: 2 sockets x 2 cores x 2 threads, the
+# 7.3 kernel) in one command, and collect the results into <repo>/bench-results/<stamp>/.
+#
+#   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--timeout SECS] [--bin PATH]
+#                   [--out DIR] [--quick] [-- BENCH-OPTIONS...]
+#
+# Without BENCH-OPTIONS it runs the full set: --suite hackbench,tbench,netperf,schbench --runs 5
+# --warmup 1 with the variants nofilter (--sis-mode linear), nofailprone (--sis-mode filter),
+# nosteal (--steal off, if this scx_sis has --steal) and every peer found on PATH (scx_bpfland,
+# scx_cosmos). BENCH-OPTIONS replace that set entirely (e.g. -- --suite hackbench --runs 3).
+# --quick: the tiny smoke sizes (--quick --runs 2 --warmup 0).
+# --bin: the scx_sis binary (default target/release/scx_sis; it is copied to target/vm-bin/ so a
+# rebuild during the run does not change it). It must have the `bench` subcommand.
+# Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died).
+# The guest sees the host's root filesystem read-only with target/ writable: it writes to
+# target/bench-results/<stamp>/ and this script copies that to --out (default bench-results/<stamp>).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+die() { echo "run-vm.sh: error: $*" >&2; exit 2; }
+
+kernel=7.3 cpus=8 timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kernel) kernel=${2:?}; shift 2 ;;
+    --cpus) cpus=${2:?}; shift 2 ;;
+    --timeout) timeout=${2:?}; shift 2 ;;
+    --bin) bin=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --) shift; bench=("$@"); break ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+
+[ -x "$bin" ] || die "scx_sis binary $bin not found: build it first (cargo build --release)"
+"$bin" bench --help >/dev/null 2>&1 || die "$bin has no 'bench' subcommand (is src/main.rs wired to scx_sis::bench?)"
+if [ -f "$kernel" ]; then kpath=$(realpath "$kernel"); else
+  kpath=$("$repo/tests/vm/kernels.sh" "$kernel") || die "no $kernel kernel (tests/vm/kernels.sh $kernel)"
+fi
+
+stamp=$(date +%Y-%m-%d-%H%M%S)
+mkdir -p "$repo/target/vm-bin" "$repo/target/bench-results" || die "cannot write to $repo/target"
+vbin="$repo/target/vm-bin/scx_sis-bench-$$"
+cp "$bin" "$vbin" || die "cannot copy $bin"
+gout="$repo/target/bench-results/$stamp"
+[ -n "$out" ] || out="$repo/bench-results/$stamp"
+
+if [ ${#bench[@]} -eq 0 ]; then
+  if [ "$quick" = 1 ]; then
+    bench=(--quick --runs 2 --warmup 0 --suite hackbench,tbench,netperf,schbench)
+  else
+    bench=(--suite hackbench,tbench,netperf,schbench --runs 5 --warmup 1)
+  fi
+  bench+=(--variant "nofilter=--sis-mode linear" --variant "nofailprone=--sis-mode filter")
+  if "$bin" --help 2>/dev/null | grep -q -- '--steal'; then
+    bench+=(--variant "nosteal=--steal off")
+  else
+    echo "run-vm.sh: note: this scx_sis has no --steal option: no nosteal variant" >&2
+  fi
+  for p in scx_bpfland scx_cosmos; do
+    if command -v "$p" >/dev/null; then bench+=(--peer "$p"); else echo "run-vm.sh: note: $p not on PATH: no $p column" >&2; fi
+  done
+fi
+
+echo "run-vm.sh: $(basename "$kpath"), $cpus vCPUs: scx_sis bench ${bench[*]} --out $gout" >&2
+"$repo/tests/vm/vm.sh" --kernel "$kpath" --cpus "$cpus" --timeout "$timeout" -- \
+  "$vbin" bench "${bench[@]}" --out "$gout"
+rc=$?
+rm -f "$vbin"
+
+if [ -d "$gout" ]; then
+  mkdir -p "$(dirname "$out")"
+  if [ "$(realpath -m "$out")" != "$(realpath -m "$gout")" ]; then
+    rm -rf "$out" && cp -a "$gout" "$out" || die "cannot copy $gout to $out"
+  fi
+  echo "run-vm.sh: results in $out (table.txt, results.json, runs.csv, *.png, logs/, raw/)" >&2
+  [ -f "$out/table.txt" ] || echo "run-vm.sh: no table.txt: the session stopped early; 'scx_sis bench --report $out' rebuilds it from results.json" >&2
+else
+  echo "run-vm.sh: the guest wrote no results ($gout missing)" >&2
+fi
+exit $rc

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Install what building scx_sis and its VM tests need on Debian 12 (bookworm), idempotently:
+# only what is missing is installed, quietly. Run as root (or with sudo available).
+#   scripts/setup.sh
+# - Debian packages: BPF toolchain (clang-19, llvm-19, libbpf-dev, bpftool, libelf-dev, ...),
+#   the VM (qemu-system-x86, udev, busybox-static) and test workloads (stress-ng, rt-tests,
+#   dbench, sysbench, linux-perf). netperf is not in bookworm main: skipped.
+# - virtme-ng 1.42 from PyPI (Debian's 1.35 cannot boot these VMs): provides `vng`.
+# - Rust: cargo must already be there (Rust >= 1.91 via rustup); this script cannot install it.
+# Kernels for the VM come from tests/vm/kernels.sh (shared/, cache, or a 20-40 min build).
+set -euo pipefail
+VIRTME_NG_VERSION=1.42
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+say() { echo "setup.sh: $*"; }
+
+apt_pkgs=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config libbpf-dev bpftool
+          qemu-system-x86 udev busybox-static
+          stress-ng rt-tests dbench sysbench linux-perf
+          gcc make python3 util-linux procps)
+command -v pip3 >/dev/null 2>&1 || python3 -m pip --version >/dev/null 2>&1 || apt_pkgs+=(python3-pip)
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  say "Debian packages: all present"
+fi
+
+# virtme-ng from PyPI, pinned (Debian's 1.35 fails to boot these kernels)
+have_vng=$(vng --version 2>/dev/null | awk '{ print $2 }' || true)
+if [ "$have_vng" != "$VIRTME_NG_VERSION" ]; then
+  say "installing virtme-ng==$VIRTME_NG_VERSION from PyPI (found: ${have_vng:-none})"
+  pipflags=(-q --disable-pip-version-check)
+  # Debian's system python refuses pip installs without this (PEP 668); pyenv/venv pythons accept it too
+  python3 -m pip install "${pipflags[@]}" --break-system-packages "virtme-ng==$VIRTME_NG_VERSION" 2>/dev/null ||
+    python3 -m pip install "${pipflags[@]}" "virtme-ng==$VIRTME_NG_VERSION"
+  command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
+  hash -r
+  if ! vng --version >/dev/null 2>&1; then
+    say "warning: vng is not on PATH after installing virtme-ng (add python's bin directory, e.g. ~/.local/bin, to PATH)"
+  fi
+else
+  say "virtme-ng $VIRTME_NG_VERSION: present"
+fi
+
+# Rust: cannot be installed from here
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup.sh: error: cargo not found: scx_sis needs Rust >= 1.91 installed with rustup (https://rustup.rs)," >&2
+  echo "setup.sh: error: then run this script again (Debian's rustc is too old)." >&2
+  exit 1
+fi
+rv=$(rustc --version 2>/dev/null | awk '{ print $2 }')
+if [ -n "$rv" ] && [ "$(printf '%s\n1.91.0\n' "$rv" | sort -V | head -n 1)" != 1.91.0 ]; then
+  echo "setup.sh: error: rustc $rv is too old: scx_sis needs Rust >= 1.91 (rustup update)" >&2
+  exit 1
+fi
+say "rust $rv: ok"
+say "done"

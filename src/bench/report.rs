@@ -1,0 +1,579 @@
+//! The comparison table (mmtests compare style), results.json and runs.csv.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::model::{Results, RunRecord, Suite};
+use super::statistics::{pct_change, significant, Direction, Summary};
+
+/// Decimals for a suite's means: 4 for times (seconds), 2 otherwise.
+fn precision(s: &Suite) -> usize {
+    if s.direction == Direction::LowerIsBetter && s.unit == "s" {
+        4
+    } else {
+        2
+    }
+}
+
+/// The % part of a cell, 10 characters: `(   6.65%)`, `*   6.65%*`, `(     n/a)`.
+fn pct_cell(pct: Option<f64>, sig: bool) -> String {
+    match pct {
+        Some(p) if sig => format!("*{p:>7.2}%*"),
+        Some(p) => format!("({p:>7.2}%)"),
+        None => "(     n/a)".to_string(),
+    }
+}
+
+/// Everything about one cell the table and the plots need.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub summary: Option<Summary>,
+    pub pct: Option<f64>,
+    pub significant: bool,
+    pub failed: usize,
+    pub total: usize,
+}
+
+/// Cells of one row, one per variant in column order; the first is the baseline.
+pub fn row_cells(res: &Results, suite: &Suite, param: &str) -> Vec<Cell> {
+    let base_vals = res.values(&suite.name, param, &res.variants[0].name);
+    let base = Summary::of(&base_vals, suite.direction);
+    res.variants
+        .iter()
+        .map(|v| {
+            let vals = res.values(&suite.name, param, &v.name);
+            let summary = Summary::of(&vals, suite.direction);
+            let total = res.cell(&suite.name, param, &v.name).count();
+            let pct = match (&base, &summary) {
+                (Some(b), Some(s)) => pct_change(b.mean, s.mean, suite.direction),
+                _ => None,
+            };
+            Cell { summary, pct, significant: significant(&base_vals, &vals), failed: total - vals.len(), total }
+        })
+        .collect()
+}
+
+/// The whole report: a legend, then per suite its table, failed runs, the verdict against the
+/// baseline and the scx_sis telemetry footer; then skipped suites.
+pub fn format_report(res: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# scx_sis bench: {} on {} ({} CPUs), {} runs + {} warm-up per variant, interleaved",
+        res.created, res.host.kernel, res.host.nproc, res.config.runs, res.config.warmup
+    );
+    let _ = writeln!(
+        o,
+        "# Amean for times (% > 0: faster), Hmean for rates (% > 0: higher), vs {}; *x%* = significant (Welch's t-test, 95%, two-sided)",
+        res.variants.first().map_or("EEVDF", |v| v.name.as_str())
+    );
+    if let Some(why) = &res.aborted {
+        let _ = writeln!(o, "# INCOMPLETE: the session stopped early: {why}");
+    } else if !res.complete {
+        let _ = writeln!(o, "# INCOMPLETE: the session did not finish (killed?): {} runs recorded", res.runs.len());
+    }
+    for suite in &res.suites {
+        o.push('\n');
+        o.push_str(&format_suite(res, suite));
+    }
+    for k in &res.skipped {
+        let _ = writeln!(o, "\n{}: skipped: {}", k.suite, k.reason);
+    }
+    o
+}
+
+/// One suite's section.
+pub fn format_suite(res: &Results, suite: &Suite) -> String {
+    let mut o = String::new();
+    let prec = precision(suite);
+    let rows: Vec<(String, Vec<Cell>)> =
+        suite.params.iter().map(|p| (p.label.clone(), row_cells(res, suite, &p.label))).collect();
+    let fmt_val = |c: &Cell| match &c.summary {
+        Some(s) if s.mean.is_finite() => format!("{:.*}", prec, s.mean),
+        Some(_) => "nan".to_string(),
+        None => "FAILED".to_string(),
+    };
+    let longest_val = rows.iter().flat_map(|(_, cs)| cs.iter().map(|c| fmt_val(c).len())).max().unwrap_or(6);
+    let longest_name = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(5);
+    let vw = (longest_val + 3).max(12).max(longest_name.saturating_sub(10) + 1);
+    let cw = vw + 11;
+    let pw = suite.params.iter().map(|p| p.label.len()).max().unwrap_or(1).max(4) + 1;
+    let op = suite.direction.mean_name();
+
+    let unit = if suite.unit.is_empty() { String::new() } else { format!(", {}", suite.unit) };
+    let better = if suite.direction == Direction::LowerIsBetter { "lower" } else { "higher" };
+    let _ = writeln!(o, "{}  [{}{unit}; {better} is better]", suite.title, suite.metric);
+    let mut header = " ".repeat(10 + pw);
+    for v in &res.variants {
+        let _ = write!(header, "{:>cw$}", v.name);
+    }
+    let _ = writeln!(o, "{}", header.trim_end());
+    for (label, cells) in &rows {
+        let mut line = format!("{op:<10}{label:<pw$}");
+        for (i, c) in cells.iter().enumerate() {
+            let pct = if i == 0 && c.summary.is_some() { Some(0.0) } else { c.pct };
+            let sig = i > 0 && c.significant;
+            let _ = write!(line, "{:>vw$} {}", fmt_val(c), pct_cell(pct, sig));
+        }
+        let failed: Vec<String> = cells
+            .iter()
+            .zip(&res.variants)
+            .filter(|(c, _)| c.failed > 0)
+            .map(|(c, v)| format!("{} {}/{}", v.name, c.failed, c.total))
+            .collect();
+        if !failed.is_empty() {
+            let _ = write!(line, "  [failed: {}]", failed.join(", "));
+        }
+        let _ = writeln!(o, "{line}");
+    }
+
+    // Failed runs, one line each, never silently dropped.
+    let failed: Vec<&RunRecord> = res.runs.iter().filter(|r| r.suite == suite.name && !r.ok).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(o, "failed runs ({}):", failed.len());
+        for r in failed {
+            let err = r.error.as_deref().unwrap_or("?");
+            let err: String = if err.chars().count() > 200 {
+                err.chars().take(200).collect::<String>() + "…"
+            } else {
+                err.to_string()
+            };
+            let _ = writeln!(
+                o,
+                "  {} {} round {}{}: {err}",
+                r.variant,
+                r.param,
+                r.round,
+                if r.warmup { " (warm-up)" } else { "" }
+            );
+        }
+    }
+
+    // Verdict against the baseline: significant differences only, losses spelled out.
+    if res.variants.len() > 1 {
+        let base = &res.variants[0].name;
+        let _ = writeln!(o, "verdict vs {base} (significant at 95% only):");
+        let nw = res.variants.iter().skip(1).map(|v| v.name.len()).max().unwrap_or(0);
+        for (vi, v) in res.variants.iter().enumerate().skip(1) {
+            let (mut wins, mut losses, mut nodata) = (vec![], vec![], vec![]);
+            for (label, cells) in &rows {
+                let c = &cells[vi];
+                if c.summary.is_none() {
+                    nodata.push(label.clone());
+                }
+                if let (true, Some(p)) = (c.significant, c.pct) {
+                    let item = format!("{label} ({p:+.2}%)");
+                    if p >= 0.0 {
+                        wins.push(item)
+                    } else {
+                        losses.push(item)
+                    }
+                }
+            }
+            let mut t = vec![];
+            if !losses.is_empty() {
+                t.push(format!("WORSE at {}", losses.join(", ")));
+            }
+            if !wins.is_empty() {
+                t.push(format!("better at {}", wins.join(", ")));
+            }
+            if nodata.len() == rows.len() {
+                t.push("no data: every run failed".to_string());
+            } else {
+                if !nodata.is_empty() {
+                    t.push(format!("no data at {} (every run failed)", nodata.join(", ")));
+                }
+                if wins.is_empty() && losses.is_empty() {
+                    t.push("no significant difference".to_string());
+                }
+            }
+            let text = t.join("; ");
+            let _ = writeln!(o, "  {:<nw$}  {text}", v.name);
+        }
+    }
+
+    o.push_str(&format_telemetry(res, suite, pw));
+    o
+}
+
+/// Numeric telemetry fields shown in the footer: the fixed three, then any `*steal*` counters.
+fn telemetry_keys(res: &Results, suite: &Suite) -> Vec<String> {
+    let mut keys = vec!["recall_pct".to_string(), "probes_per_scan".to_string(), "fp_pct".to_string()];
+    let mut steal = BTreeSet::new();
+    for r in res.runs.iter().filter(|r| r.suite == suite.name) {
+        if let Some(serde_json::Value::Object(m)) = &r.telemetry {
+            for (k, v) in m {
+                if k.contains("steal") && v.is_number() {
+                    steal.insert(k.clone());
+                }
+            }
+        }
+    }
+    // `steals` (successes) first, then the other steal counters by name
+    let first = steal.take("steals");
+    keys.extend(first);
+    keys.extend(steal);
+    keys
+}
+
+fn telemetry_header(k: &str) -> String {
+    match k {
+        "recall_pct" => "recall%".into(),
+        "probes_per_scan" => "probes/scan".into(),
+        "fp_pct" => "fp%".into(),
+        other => other.into(),
+    }
+}
+
+/// Footer: per scx_sis variant and parameter, the mean over its ok measured runs of each field.
+pub fn format_telemetry(res: &Results, suite: &Suite, pw: usize) -> String {
+    let mut o = String::new();
+    let sis: Vec<&str> = res.variants.iter().filter(|v| v.is_scx_sis()).map(|v| v.name.as_str()).collect();
+    let has_any = res.runs.iter().any(|r| r.suite == suite.name && r.telemetry.is_some());
+    if sis.is_empty() || !has_any {
+        return o;
+    }
+    let keys = telemetry_keys(res, suite);
+    let heads: Vec<String> = keys.iter().map(|k| telemetry_header(k)).collect();
+    let nw = sis.iter().map(|n| n.len()).max().unwrap_or(7).max(7);
+    let _ = writeln!(o, "scx_sis telemetry (scx_sis stats over each run's workload, mean of the ok runs):");
+    let mut h = format!("  {:<nw$}  {:<pw$}", "variant", "param");
+    for hd in &heads {
+        let _ = write!(h, "  {:>w$}", hd, w = hd.len().max(9));
+    }
+    let _ = writeln!(o, "{}", h.trim_end());
+    for name in &sis {
+        for p in &suite.params {
+            let runs: Vec<&RunRecord> = res.cell(&suite.name, &p.label, name).filter(|r| r.ok).collect();
+            let mut line = format!("  {name:<nw$}  {:<pw$}", p.label);
+            let mut errs = 0;
+            for (k, hd) in keys.iter().zip(&heads) {
+                let vals: Vec<f64> = runs.iter().filter_map(|r| r.telemetry.as_ref()?.get(k)?.as_f64()).collect();
+                let w = hd.len().max(9);
+                if vals.is_empty() {
+                    let _ = write!(line, "  {:>w$}", "-");
+                } else {
+                    let m = vals.iter().sum::<f64>() / vals.len() as f64;
+                    let prec = if k.ends_with("_pct") || k == "probes_per_scan" { 2 } else { 0 };
+                    let _ = write!(line, "  {:>w$.prec$}", m);
+                }
+            }
+            errs += runs.iter().filter(|r| r.telemetry.is_none()).count();
+            if errs > 0 {
+                let _ = write!(line, "  [no stats from {errs}/{} runs]", runs.len());
+            }
+            let _ = writeln!(o, "{line}");
+        }
+    }
+    o
+}
+
+// ---- files ----------------------------------------------------------------------------------
+
+pub fn write_json(res: &Results, path: &Path) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(res)? + "\n")
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+pub fn read_json(path: &Path) -> Result<Results> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+pub const CSV_HEADER: &str =
+    "seq,suite,param,variant,round,warmup,ok,value,unit,wall_s,attach_s,recall_pct,probes_per_scan,fp_pct,error";
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+/// One line per run (warm-ups included, flagged), in run order.
+pub fn to_csv(res: &Results) -> String {
+    let mut o = String::from(CSV_HEADER);
+    o.push('\n');
+    for r in &res.runs {
+        let unit = res.suites.iter().find(|s| s.name == r.suite).map(|s| s.unit.as_str()).unwrap_or("");
+        let tel = |k: &str| r.telemetry.as_ref().and_then(|t| t.get(k)).and_then(|v| v.as_f64());
+        let fields = [
+            r.seq.to_string(),
+            csv_field(&r.suite),
+            csv_field(&r.param),
+            csv_field(&r.variant),
+            r.round.to_string(),
+            r.warmup.to_string(),
+            r.ok.to_string(),
+            opt(r.value),
+            csv_field(unit),
+            opt(r.wall_s),
+            opt(r.attach_s),
+            opt(tel("recall_pct")),
+            opt(tel("probes_per_scan")),
+            opt(tel("fp_pct")),
+            csv_field(r.error.as_deref().unwrap_or("")),
+        ];
+        o.push_str(&fields.join(","));
+        o.push('\n');
+    }
+    o
+}
+
+/// Parse CSV text (RFC 4180 quoting) into rows of fields.
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = vec![];
+    let mut row = vec![];
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        any = true;
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => quoted = false,
+                _ => field.push(c),
+            }
+        } else {
+            match c {
+                '"' => quoted = true,
+                ',' => row.push(std::mem::take(&mut field)),
+                '\n' => {
+                    row.push(std::mem::take(&mut field));
+                    rows.push(std::mem::take(&mut row));
+                    any = false;
+                }
+                '\r' => {}
+                _ => field.push(c),
+            }
+        }
+    }
+    if any {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+/// Read runs back from runs.csv (the fields the CSV has; telemetry beyond the three columns
+/// lives in results.json only).
+pub fn runs_from_csv(text: &str) -> Result<Vec<RunRecord>> {
+    let rows = parse_csv(text);
+    let (head, body) = rows.split_first().context("empty CSV")?;
+    anyhow::ensure!(head.join(",") == CSV_HEADER, "unexpected CSV header: {}", head.join(","));
+    let f = |s: &str| -> Result<Option<f64>> {
+        if s.is_empty() {
+            Ok(None)
+        } else {
+            Ok(Some(s.parse::<f64>().with_context(|| format!("bad number {s:?}"))?))
+        }
+    };
+    body.iter()
+        .map(|r| {
+            anyhow::ensure!(r.len() == 15, "CSV row has {} fields, want 15: {:?}", r.len(), r);
+            let mut tel = serde_json::Map::new();
+            for (i, k) in [(11, "recall_pct"), (12, "probes_per_scan"), (13, "fp_pct")] {
+                if let Some(v) = f(&r[i])? {
+                    tel.insert(k.into(), serde_json::json!(v));
+                }
+            }
+            Ok(RunRecord {
+                seq: r[0].parse()?,
+                suite: r[1].clone(),
+                param: r[2].clone(),
+                variant: r[3].clone(),
+                round: r[4].parse()?,
+                warmup: r[5].parse()?,
+                ok: r[6].parse()?,
+                value: f(&r[7])?,
+                wall_s: f(&r[9])?,
+                attach_s: f(&r[10])?,
+                telemetry: (!tel.is_empty()).then_some(serde_json::Value::Object(tel)),
+                error: (!r[14].is_empty()).then(|| r[14].clone()),
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::bench::model::*;
+
+    fn rec(suite: &str, param: &str, variant: &str, round: usize, value: f64) -> RunRecord {
+        RunRecord {
+            suite: suite.into(),
+            param: param.into(),
+            variant: variant.into(),
+            round,
+            ok: true,
+            value: Some(value),
+            wall_s: Some(value),
+            ..Default::default()
+        }
+    }
+
+    /// A small fixed session: hackbench (times) over 2 params and netperf-udp (rates) over 1,
+    /// EEVDF vs scx_sis vs nofilter, 3 runs each.
+    pub fn sample() -> Results {
+        let variants = vec![
+            Variant::fair(),
+            Variant { name: "scx_sis".into(), kind: VariantKind::ScxSis { args: vec![] } },
+            Variant {
+                name: "nofilter".into(),
+                kind: VariantKind::ScxSis { args: vec!["--sis-mode".into(), "linear".into()] },
+            },
+        ];
+        let mut hb = crate::bench::runner::tests::suite("hackbench", &["1", "12"]);
+        hb.title = "hackbench-process-pipes".into();
+        let mut np = crate::bench::runner::tests::suite("netperf-udp", &["send-64"]);
+        np.title = "netperf-udp".into();
+        np.metric = "throughput".into();
+        np.unit = "10^6bits/sec".into();
+        np.direction = Direction::HigherIsBetter;
+        let mut runs = vec![];
+        let data: &[(&str, &str, &str, [f64; 3])] = &[
+            ("hackbench", "1", "EEVDF", [0.2540, 0.2550, 0.2530]),
+            ("hackbench", "1", "scx_sis", [0.2533, 0.2545, 0.2521]),
+            ("hackbench", "1", "nofilter", [0.2600, 0.2610, 0.2590]),
+            ("hackbench", "12", "EEVDF", [1.1823, 1.1900, 1.1746]),
+            ("hackbench", "12", "scx_sis", [1.1037, 1.1050, 1.1024]),
+            ("hackbench", "12", "nofilter", [1.2000, 0.0, 1.1000]), // run 2 fails below
+            ("netperf-udp", "send-64", "EEVDF", [214.34, 215.00, 213.70]),
+            ("netperf-udp", "send-64", "scx_sis", [210.79, 211.00, 210.58]),
+            ("netperf-udp", "send-64", "nofilter", [0.0, 0.0, 0.0]), // all fail below
+        ];
+        for round in 0..3 {
+            for (s, p, v, vals) in data {
+                let mut r = rec(s, p, v, round, vals[round]);
+                if *v == "scx_sis" {
+                    r.telemetry = Some(serde_json::json!({
+                        "recall_pct": 95.0 + round as f64, "probes_per_scan": 1.5, "fp_pct": 3.0,
+                        "steal_success": 10 * (round + 1), "scans": 100
+                    }));
+                }
+                if *v == "nofilter" && (*s == "netperf-udp" || (*p == "12" && round == 1)) {
+                    r.ok = false;
+                    r.value = None;
+                    r.error = Some(if *s == "netperf-udp" {
+                        "attach failed: nofilter exited (exit status: 1) before attaching".into()
+                    } else {
+                        "nofilter exited during the run (exit status: 255)".into()
+                    });
+                }
+                runs.push(r);
+            }
+        }
+        // a warm-up that must not count
+        let mut w = rec("hackbench", "1", "EEVDF", 0, 99.0);
+        w.warmup = true;
+        runs.insert(0, w);
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.seq = i + 1;
+        }
+        Results {
+            format: FORMAT_VERSION,
+            created: "2026-01-02 03:04".into(),
+            host: HostInfo { kernel: "7.3.0".into(), nproc: 8, ..Default::default() },
+            config: Config { runs: 3, warmup: 1, quick: false, command_line: vec![] },
+            variants,
+            suites: vec![hb, np],
+            skipped: vec![Skipped { suite: "schbench".into(), reason: "schbench not found on PATH".into() }],
+            runs,
+            aborted: None,
+            complete: true,
+        }
+    }
+
+    /// The expected text is testdata/table-expected.txt. Its marks were checked against scipy
+    /// 1.17.1 ttest_ind(equal_var=False) p-values of the sample cells: hackbench 1 scx_sis
+    /// 0.4823 (no mark), nofilter 0.0018 (*), hackbench 12 scx_sis 0.0026 (*), nofilter
+    /// 0.6346 (no mark), netperf send-64 scx_sis 0.0065 (*); scipy.stats.hmean of the EEVDF
+    /// netperf runs = 214.3454, of scx_sis = 210.7899 (-1.66%).
+    #[test]
+    fn table_text() {
+        let got = format_report(&sample());
+        let want = include_str!("testdata/table-expected.txt");
+        if got != want {
+            std::fs::write("/tmp/scx_sis-bench-table-got.txt", &got).unwrap();
+        }
+        assert_eq!(got, want, "table differs (got written to /tmp/scx_sis-bench-table-got.txt):\n{got}");
+    }
+
+    #[test]
+    fn cells_and_significance() {
+        let res = sample();
+        let hb = &res.suites[0];
+        let c = row_cells(&res, hb, "12");
+        assert!((c[0].summary.as_ref().unwrap().mean - 1.1823).abs() < 1e-9);
+        assert!(c[1].significant && c[1].pct.unwrap() > 0.0); // scx_sis faster, significant
+        assert_eq!((c[2].failed, c[2].total), (1, 3));
+        assert_eq!(c[2].summary.as_ref().unwrap().n, 2);
+        let c = row_cells(&res, hb, "1");
+        assert!(!c[1].significant); // within noise
+        assert!(c[2].significant && c[2].pct.unwrap() < 0.0); // nofilter slower
+                                                              // warm-up excluded: EEVDF mean is 0.2540, not pulled up by 99.0
+        assert!((c[0].summary.as_ref().unwrap().mean - 0.2540).abs() < 1e-9);
+        let np = &res.suites[1];
+        let c = row_cells(&res, np, "send-64");
+        assert!(c[2].summary.is_none() && c[2].failed == 3);
+        assert!(c[1].pct.unwrap() < 0.0 && c[1].significant); // lower rate: negative
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let res = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.json");
+        write_json(&res, &p).unwrap();
+        let back = read_json(&p).unwrap();
+        assert_eq!(back, res);
+        assert_eq!(format_report(&back), format_report(&res));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["variants"][0]["kind"], "fair");
+        assert_eq!(v["variants"][2]["args"][1], "linear");
+        assert_eq!(v["suites"][1]["direction"], "higher_is_better");
+    }
+
+    #[test]
+    fn csv_round_trip() {
+        let mut res = sample();
+        res.runs[3].error = Some("quoted \"x\", with comma\nand newline".into());
+        res.runs[3].ok = false;
+        let text = to_csv(&res);
+        assert!(text.starts_with(CSV_HEADER));
+        assert_eq!(text.lines().nth(1).unwrap(), "1,hackbench,1,EEVDF,0,true,true,99,s,99,,,,,");
+        let back = runs_from_csv(&text).unwrap();
+        assert_eq!(back.len(), res.runs.len());
+        for (a, b) in back.iter().zip(&res.runs) {
+            assert_eq!(
+                (a.seq, &a.suite, &a.param, &a.variant, a.round, a.warmup, a.ok),
+                (b.seq, &b.suite, &b.param, &b.variant, b.round, b.warmup, b.ok)
+            );
+            assert_eq!((a.value, a.wall_s, a.attach_s, &a.error), (b.value, b.wall_s, b.attach_s, &b.error));
+            let tel = |r: &RunRecord, k: &str| r.telemetry.as_ref().and_then(|t| t.get(k)).and_then(|v| v.as_f64());
+            for k in ["recall_pct", "probes_per_scan", "fp_pct"] {
+                assert_eq!(tel(a, k), tel(b, k));
+            }
+        }
+        assert!(runs_from_csv("a,b\n1,2\n").is_err());
+        assert_eq!(parse_csv("a,\"b,\"\"c\"\"\"\n1,2"), vec![vec!["a", "b,\"c\""], vec!["1", "2"]]);
+    }
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bench_smoke: a tiny `scx_sis bench` session (hackbench --quick, 2 runs, no warm-up) with EEVDF,
+# scx_sis and one variant (nofilter = --sis-mode linear); checks the exit code, results.json
+# (parses, 4 ok runs per variant, scx_sis telemetry), runs.csv, table.txt rows, the PNG, that
+# nothing is left attached, and a clean kernel log.
+# env: SCX_SIS (required). SCX_SIS_BENCH_TESTBIN: run the harness from the library's test binary
+# instead of `$SCX_SIS bench` (before main.rs has the subcommand; see bench::tests::vm_session).
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+trap cleanup_sched EXIT
+
+out="$SCX_SIS_OUT/bench-smoke"
+rm -rf "$out"
+bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --out "$out" --variant "nofilter=--sis-mode linear")
+
+kmsg_mark
+check_eq "state before" "$(sched_state)" disabled
+t0=$(ts)
+if [ -n "${SCX_SIS_BENCH_TESTBIN:-}" ]; then
+  log "harness: $SCX_SIS_BENCH_TESTBIN (test bench::tests::vm_session) ${bench_args[*]} --scx-sis-bin $SCX_SIS"
+  SCX_SIS_BENCH_ARGS="$(printf '%q ' "${bench_args[@]}" --scx-sis-bin "$SCX_SIS")" \
+    "$SCX_SIS_BENCH_TESTBIN" --ignored --exact bench::tests::vm_session --nocapture \
+    >"$SCX_SIS_OUT/bench-smoke.stdout" 2>"$SCX_SIS_OUT/bench-smoke.stderr"
+  rc=$?
+else
+  log "harness: $SCX_SIS bench ${bench_args[*]}"
+  "$SCX_SIS" bench "${bench_args[@]}" >"$SCX_SIS_OUT/bench-smoke.stdout" 2>"$SCX_SIS_OUT/bench-smoke.stderr"
+  rc=$?
+fi
+check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
+if [ "$rc" != 0 ]; then tail -n 25 "$SCX_SIS_OUT/bench-smoke.stderr" | sed 's/^/  | /'; fi
+check_eq "state after" "$(sched_state)" disabled
+
+json="$out/results.json"
+if python3 -m json.tool "$json" >/dev/null 2>&1; then pass "results.json parses"; else fail "results.json missing or not JSON"; fi
+# one line per variant: NAME measured ok failed telemetry
+counts=$(python3 - "$json" <<'EOF' 2>&1
+import json, sys
+r = json.load(open(sys.argv[1]))
+for v in r["variants"]:
+    runs = [x for x in r["runs"] if x["variant"] == v["name"] and not x["warmup"]]
+    ok = [x for x in runs if x["ok"]]
+    tel = [x for x in ok if isinstance(x.get("telemetry"), dict) and "recall_pct" in x["telemetry"]]
+    print(v["name"], len(runs), len(ok), len(runs) - len(ok), len(tel))
+print("complete", r["complete"], r["aborted"])
+EOF
+)
+echo "$counts" | sed 's/^/  | /'
+check_eq "EEVDF runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "EEVDF" { print $2, $3, $4, $5 }')" "4 4 0 0"
+check_eq "scx_sis runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "scx_sis" { print $2, $3, $4, $5 }')" "4 4 0 4"
+check_eq "nofilter runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "nofilter" { print $2, $3, $4, $5 }')" "4 4 0 4"
+check_eq "session complete" "$(echo "$counts" | awk '$1 == "complete" { print $2, $3 }')" "True None"
+
+csv="$out/runs.csv"
+check_eq "runs.csv lines (header + 12)" "$(wc -l <"$csv" 2>/dev/null)" 13
+table="$out/table.txt"
+check "table.txt has the title" grep -q '^hackbench-process-pipes' "$table"
+check "table header names EEVDF scx_sis nofilter" grep -qE '^ +EEVDF +scx_sis +nofilter$' "$table"
+check "table row: groups 1" grep -qE '^Amean +1 +[0-9.]+ \(   0\.00%\) +[0-9.]+ [(*] *-?[0-9.]+%[)*] +[0-9.]+ [(*] *-?[0-9.]+%[)*]$' "$table"
+check "table row: groups 2" grep -qE '^Amean +2 +[0-9.]+ \(   0\.00%\) ' "$table"
+check "table has the verdict" grep -q '^verdict vs EEVDF' "$table"
+check "table has the scx_sis telemetry footer" grep -qE '^  scx_sis +1 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$table"
+if [ -z "${SCX_SIS_BENCH_TESTBIN:-}" ]; then check "stdout is the table" cmp -s "$table" "$SCX_SIS_OUT/bench-smoke.stdout"; fi
+sed 's/^/  | /' "$table"
+if [ "$(head -c 4 "$out/hackbench.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ]; then pass "hackbench.png is a PNG ($(stat -c %s "$out/hackbench.png") bytes)"
+else fail "hackbench.png missing or not a PNG"; fi
+check "scheduler logs kept" test -s "$out/logs/scx_sis.log"
+check "progress lines on stderr" grep -q '^\[bench 12/12\]' "$SCX_SIS_OUT/bench-smoke.stderr"
+dmesg_check
+finish

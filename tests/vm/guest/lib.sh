@@ -1,0 +1,174 @@
+# Helpers for the guest-side tests (source it; bash only). Runs inside the test VM as root.
+#   SCX_SIS       absolute path of the scheduler binary (required)
+#   SCX_SIS_OUT   where tests write their files (default <repo>/target/vm-tests/<kernel>)
+#   SCX_ATTACH_TIMEOUT  seconds to wait for state 'enabled' after starting scx_sis (default 120:
+#                 under qemu TCG the BPF verifier alone takes tens of seconds)
+#   SCX_DETACH_TIMEOUT  seconds to wait for 'disabled' after SIGINT (default 30)
+# Conventions: pass/fail/note print one line each, counted; `finish` prints the script's
+# summary and returns non-zero if anything failed. Scheduler output goes to $SCX_SIS_OUT/*.out.
+
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$LIB_DIR/../../.." && pwd)
+SCX=/sys/kernel/sched_ext
+TEST_NAME=${TEST_NAME:-$(basename "${0%.sh}")}
+SCX_SIS_OUT=${SCX_SIS_OUT:-$REPO/target/vm-tests/$(uname -r)}
+mkdir -p "$SCX_SIS_OUT"
+NPROC=$(nproc)
+ATTACH_TMO=${SCX_ATTACH_TIMEOUT:-120}
+DETACH_TMO=${SCX_DETACH_TIMEOUT:-30}
+N_PASS=0
+N_FAIL=0
+
+ts() { date +%s.%N | cut -c1-14; }
+# elapsed seconds (1 decimal) since a `ts` value
+since() { awk -v a="$1" -v b="$(ts)" 'BEGIN { printf "%.1f", b - a }'; }
+log() { echo "[$TEST_NAME] $*"; }
+pass() { N_PASS=$((N_PASS + 1)); echo "PASS $TEST_NAME: $*"; }
+fail() { N_FAIL=$((N_FAIL + 1)); echo "FAIL $TEST_NAME: $*"; }
+note() { echo "NOTE $TEST_NAME: $*"; }
+# check DESC CMD...: pass if CMD succeeds, else fail
+check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+# check_eq DESC GOT WANT
+check_eq() { if [ "$2" = "$3" ]; then pass "$1 (= $3)"; else fail "$1: got '$2', want '$3'"; fi; }
+# check_lt DESC GOT LIMIT (numbers, may be fractional)
+check_lt() {
+  if awk -v g="$2" -v l="$3" 'BEGIN { exit !(g + 0 < l + 0) }'; then pass "$1 ($2 < $3)"
+  else fail "$1: $2, want < $3"; fi
+}
+# check_gt DESC GOT LIMIT
+check_gt() {
+  if awk -v g="$2" -v l="$3" 'BEGIN { exit !(g + 0 > l + 0) }'; then pass "$1 ($2 > $3)"
+  else fail "$1: $2, want > $3"; fi
+}
+finish() {
+  echo "RESULT $TEST_NAME: $N_PASS passed, $N_FAIL failed"
+  [ "$N_FAIL" -eq 0 ] && [ "$N_PASS" -gt 0 ]
+}
+
+require_scx_sis() {
+  if [ -z "${SCX_SIS:-}" ] || [ ! -x "$SCX_SIS" ]; then
+    fail "SCX_SIS='${SCX_SIS:-}' is not an executable (set SCX_SIS to the absolute path of scx_sis)"
+    finish; exit 1
+  fi
+  if [ ! -d "$SCX" ]; then
+    fail "kernel $(uname -r) has no $SCX (no sched_ext)"; finish; exit 1
+  fi
+}
+
+sched_state() { cat "$SCX/state" 2>/dev/null || echo "?"; }
+sched_ops() { cat "$SCX/root/ops" 2>/dev/null || true; }
+enable_seq() { cat "$SCX/enable_seq" 2>/dev/null || echo -1; }
+
+# wait_state STATE [TIMEOUT_S=20] [PID]: poll until state == STATE. Sets WAITED (seconds).
+# Returns 1 on timeout, 2 if PID (the scheduler) exited first.
+wait_state() {
+  local want=$1 tmo=${2:-20} pid=${3:-} t0
+  t0=$(ts)
+  while :; do
+    [ "$(sched_state)" = "$want" ] && { WAITED=$(since "$t0"); return 0; }
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then WAITED=$(since "$t0"); return 2; fi
+    awk -v a="$t0" -v b="$(ts)" -v t="$tmo" 'BEGIN { exit !(b - a >= t) }' && { WAITED=$(since "$t0"); return 1; }
+    sleep 0.1
+  done
+}
+
+# start_sched [ARGS...]: start scx_sis in the background and wait until attached.
+# Sets SCHED_PID, SCHED_OUT (stdout+stderr file), ATTACH_S. Returns non-zero (and prints why)
+# if it does not reach state enabled with ops scx_sis within $ATTACH_TMO s.
+SCHED_N=0
+start_sched() {
+  SCHED_N=$((SCHED_N + 1))
+  SCHED_OUT="$SCX_SIS_OUT/$TEST_NAME-sched-$SCHED_N.out"
+  "$SCX_SIS" "$@" >"$SCHED_OUT" 2>&1 &
+  SCHED_PID=$!
+  wait_state enabled "$ATTACH_TMO" "$SCHED_PID"
+  local r=$?
+  ATTACH_S=$WAITED
+  if [ $r -eq 2 ]; then
+    wait "$SCHED_PID"; local rc=$?
+    echo "[$TEST_NAME] scx_sis $* exited ($rc) before attaching; output:"; tail -n 20 "$SCHED_OUT" | sed 's/^/  | /'
+    return 1
+  elif [ $r -ne 0 ]; then
+    echo "[$TEST_NAME] scx_sis $* not enabled after ${WAITED}s (state $(sched_state)); output:"; tail -n 20 "$SCHED_OUT" | sed 's/^/  | /'
+    return 1
+  fi
+  case "$(sched_ops)" in
+    scx_sis*) return 0 ;;
+    *) echo "[$TEST_NAME] state enabled but root/ops is '$(sched_ops)', not scx_sis"; return 1 ;;
+  esac
+}
+
+# stop_sched [SIG=INT]: signal scx_sis, wait for state disabled and for its exit.
+# Sets SCHED_RC (its exit code; 137 if it had to be SIGKILLed) and DETACH_S.
+# Returns non-zero if it did not detach within $DETACH_TMO s or exit within 20 s after that.
+stop_sched() {
+  local sig=${1:-INT} r=0 i
+  SCHED_RC=""
+  [ -n "${SCHED_PID:-}" ] || return 1
+  kill -"$sig" "$SCHED_PID" 2>/dev/null
+  wait_state disabled "$DETACH_TMO" || r=1
+  DETACH_S=$WAITED
+  for i in $(seq 200); do kill -0 "$SCHED_PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$SCHED_PID" 2>/dev/null; then
+    echo "[$TEST_NAME] scx_sis (pid $SCHED_PID) still running 20 s after SIG$sig: SIGKILL"
+    kill -9 "$SCHED_PID" 2>/dev/null; r=1
+  fi
+  wait "$SCHED_PID" 2>/dev/null; SCHED_RC=$?
+  SCHED_PID=""
+  return $r
+}
+
+# Make sure nothing of ours is left attached (for traps / between tests).
+cleanup_sched() {
+  if [ -n "${SCHED_PID:-}" ] && kill -0 "$SCHED_PID" 2>/dev/null; then
+    kill -INT "$SCHED_PID" 2>/dev/null; wait_state disabled 10 >/dev/null
+    kill -9 "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null
+  fi
+  SCHED_PID=""
+}
+
+# kmsg_mark: write a unique marker into the kernel log; sets KMSG_MARK. dmesg_since prints the
+# kernel log after the last occurrence of the marker.
+kmsg_mark() {
+  KMSG_MARK="scx_sis-test: begin $TEST_NAME $$-$RANDOM"
+  echo "$KMSG_MARK" > /dev/kmsg
+}
+dmesg_since() {
+  dmesg | awk -v m="${1:-$KMSG_MARK}" 'index($0, m) { buf = ""; found = 1; next } found { buf = buf $0 "\n" } END { printf "%s", buf }'
+}
+# Kernel-log lines that mean trouble. A normal detach logs
+# 'sched_ext: BPF scheduler "scx_sis" disabled (unregistered from user space)': allowed.
+DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\))|Kernel panic|segfault|general protection'
+# dmesg_check [MARKER]: pass if the kernel log since the marker is clean, else fail with lines.
+dmesg_check() {
+  local bad
+  bad=$(dmesg_since "${1:-$KMSG_MARK}" | grep -P "$DMESG_BAD")
+  if [ -z "$bad" ]; then
+    pass "kernel log clean since start ($(dmesg_since "${1:-$KMSG_MARK}" | grep -c 'sched_ext:') sched_ext lines)"
+  else
+    fail "kernel log has $(echo "$bad" | wc -l) bad lines:"
+    echo "$bad" | head -n 30 | sed 's/^/  | /'
+  fi
+}
+
+# set_policy PID POLICY: sched_setscheduler(PID, POLICY) (7 = SCHED_EXT, 0 = SCHED_OTHER).
+# util-linux chrt only knows --ext from 2.40 on, so use python3 (os.sched_setscheduler).
+set_policy() {
+  python3 -c 'import os, sys; os.sched_setscheduler(int(sys.argv[1]), int(sys.argv[2]), os.sched_param(0))' "$1" "$2"
+}
+# proc_sched PID FIELD: a field of /proc/PID/sched (e.g. policy, ext.enabled, se.sum_exec_runtime)
+proc_sched() { awk -v f="$2" '$1 == f { print $3; exit }' "/proc/$1/sched" 2>/dev/null; }
+# on_ext PID: prints 1 if the task is currently run by the sched_ext class, 0 if not.
+# /proc/PID/sched has 'ext.enabled' on sched_ext kernels (6.12 and 7.3 both).
+on_ext() { proc_sched "$1" ext.enabled; }
+
+# build_progress: compile the progress-gap workload (guest/progress.c) into $SCX_SIS_OUT.
+build_progress() {
+  PROGRESS_BIN="$SCX_SIS_OUT/progress"
+  if [ ! -x "$PROGRESS_BIN" ] || [ "$LIB_DIR/progress.c" -nt "$PROGRESS_BIN" ]; then
+    cc -O2 -Wall -o "$PROGRESS_BIN.tmp" "$LIB_DIR/progress.c" && mv "$PROGRESS_BIN.tmp" "$PROGRESS_BIN" || return 1
+  fi
+}
+
+# stat_of FILE FIELD: a number from a --stats-out JSON file (python3; prints nothing if absent).
+stat_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }

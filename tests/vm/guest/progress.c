@@ -1,0 +1,112 @@
+// Progress-gap workload for the sched_ext VM tests.
+//   progress N PIDFILE [SPIN_US SLEEP_US]
+// Forks N worker processes; each spins reading CLOCK_MONOTONIC and records the largest gap
+// between two consecutive readings (= the longest time it got no CPU). With SPIN_US/SLEEP_US
+// (> 0) a worker spins SPIN_US, then sleeps SLEEP_US, and so on: the gap across a sleep counts
+// too (so it is at least SLEEP_US plus the wakeup latency). A duty cycle keeps some CPU free:
+// under single-threaded qemu TCG all vCPUs share one host thread, and a guest saturated with
+// spinners makes everything else (e.g. the BPF verifier while a scheduler loads) ~N times slower. Worker pids go to
+// PIDFILE (one a line), written once all workers run. On SIGINT/SIGTERM the parent collects
+// the numbers, kills the workers, and prints:
+//   workers=N alive=A max_gap_ms=G worst_worker=I gap_at_s=T iterations=K
+// (gap_at_s: seconds since start when the worst gap ended). alive counts workers that were
+// still running when the parent was signalled. Exit 0 if all were alive, else 1.
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct slot {
+	volatile uint64_t max_gap_ns, gap_at_ns, iters;
+	volatile int started;
+};
+
+static volatile sig_atomic_t stop;
+static void on_sig(int s) { (void)s; stop = 1; }
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: progress N PIDFILE [SPIN_US SLEEP_US]\n");
+		return 2;
+	}
+	int n = atoi(argv[1]);
+	uint64_t spin_ns = argc == 5 ? strtoull(argv[3], NULL, 10) * 1000 : 0;
+	uint64_t sleep_ns = argc == 5 ? strtoull(argv[4], NULL, 10) * 1000 : 0;
+	if (n < 1 || n > 4096) return 2;
+	struct slot *s = mmap(NULL, sizeof(*s) * n, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED) { perror("mmap"); return 2; }
+	pid_t *pids = calloc(n, sizeof(pid_t));
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0) { perror("fork"); return 2; }
+		if (p == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			uint64_t last = now_ns(), max = 0, at = 0, it = 0, burst = last;
+			s[i].started = 1;
+			for (;;) {
+				uint64_t t = now_ns();
+				if (sleep_ns && t - burst >= spin_ns) {
+					struct timespec d = { sleep_ns / 1000000000ull, sleep_ns % 1000000000ull };
+					nanosleep(&d, NULL);
+					t = burst = now_ns();
+				}
+				if (t - last > max) {
+					max = t - last;
+					at = t - t0;
+					s[i].max_gap_ns = max;
+					s[i].gap_at_ns = at;
+				}
+				last = t;
+				if ((++it & 0xfff) == 0) s[i].iters = it;
+			}
+		}
+		pids[i] = p;
+	}
+	struct sigaction sa = { .sa_handler = on_sig };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	for (int i = 0; i < n; i++)
+		while (!s[i].started && !stop) usleep(1000);
+	FILE *f = fopen(argv[2], "w");
+	if (!f) { perror(argv[2]); return 2; }
+	for (int i = 0; i < n; i++) fprintf(f, "%d\n", pids[i]);
+	fclose(f);
+
+	while (!stop) pause();
+
+	int alive = 0;
+	for (int i = 0; i < n; i++)
+		if (waitpid(pids[i], NULL, WNOHANG) == 0) alive++;
+	uint64_t max = 0, at = 0, iters = 0;
+	int worst = -1;
+	for (int i = 0; i < n; i++) {
+		iters += s[i].iters;
+		if (s[i].max_gap_ns >= max) { max = s[i].max_gap_ns; at = s[i].gap_at_ns; worst = i; }
+	}
+	for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+	for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
+	printf("workers=%d alive=%d max_gap_ms=%.1f worst_worker=%d gap_at_s=%.1f iterations=%llu\n",
+	       n, alive, max / 1e6, worst, at / 1e9, (unsigned long long)iters);
+	for (int i = 0; i < n; i++)
+		printf("  worker %d pid %d max_gap_ms=%.1f at_s=%.1f\n", i, pids[i],
+		       s[i].max_gap_ns / 1e6, s[i].gap_at_ns / 1e9);
+	return alive == n ? 0 : 1;
+}

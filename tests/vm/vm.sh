@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Boot a sched_ext test kernel under qemu (TCG, single-threaded) with virtme-ng and run one
+# command inside it. The guest sees the host's root filesystem (read-only, over 9p) with the
+# repo's target/ directory writable, so guest scripts use repo paths directly.
+#
+#   tests/vm/vm.sh --kernel PATH [--cpus N] [--sockets S --cores C --threads T]
+#                  [--memory 4G] [--timeout SECS] [--log FILE] [--quiet] -- COMMAND...
+#
+# Defaults: 8 vCPUs as 2 sockets x 2 cores x 2 threads (2 LLCs: 0-3, 4-7; SMT pairs),
+# 4G memory, 900 s timeout. --cpus N without a topology picks threads=2, 4 sockets (LLCs) for
+# N >= 16, else N/4 sockets; e.g. --cpus 32 -> 4x4x2 (4 LLCs of 8 CPUs).
+#
+# Exit status: the guest command's exit status; 124 on timeout (qemu killed); 125 when the
+# guest died or never ran the command (no rc file written); 126 on a usage/setup error.
+# The whole console (kernel log at loglevel 7 + command output) goes to the log file (default
+# target/vm-logs/<kernel>-<stamp>.log); the guest's final `dmesg` is appended to it. Lines of the
+# console that are kernel messages are not echoed to the terminal (unless --verbose).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 126; }
+die() { echo "vm.sh: error: $*" >&2; exit 126; }
+
+kernel="" cpus="" sockets="" cores="" threads="" memory=4G timeout=900 log="" quiet=0 verbose=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kernel) kernel=${2:?}; shift 2 ;;
+    --cpus) cpus=${2:?}; shift 2 ;;
+    --sockets) sockets=${2:?}; shift 2 ;;
+    --cores) cores=${2:?}; shift 2 ;;
+    --threads) threads=${2:?}; shift 2 ;;
+    --memory) memory=${2:?}; shift 2 ;;
+    --timeout) timeout=${2:?}; shift 2 ;;
+    --log) log=${2:?}; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    --verbose) verbose=1; shift ;;
+    -h|--help) usage ;;
+    --) shift; break ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+[ $# -gt 0 ] || die "no command given (usage: vm.sh --kernel PATH [...] -- COMMAND...)"
+[ -n "$kernel" ] || die "--kernel PATH is required (tests/vm/kernels.sh 6.12 prints one)"
+[ -f "$kernel" ] || die "kernel image '$kernel' not found"
+kernel=$(realpath "$kernel")
+command -v vng >/dev/null || die "vng (virtme-ng) not found: run scripts/setup.sh"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: run scripts/setup.sh"
+
+# ---- topology -------------------------------------------------------------------------------
+if [ -z "$cpus" ] && [ -z "$sockets$cores$threads" ]; then cpus=8; fi
+if [ -n "$sockets$cores$threads" ]; then
+  sockets=${sockets:-1} cores=${cores:-1} threads=${threads:-1}
+  prod=$((sockets * cores * threads))
+  [ -z "$cpus" ] && cpus=$prod
+  [ "$prod" -eq "$cpus" ] || die "--cpus $cpus != sockets*cores*threads ($sockets*$cores*$threads)"
+else
+  [ "$cpus" -ge 1 ] 2>/dev/null || die "--cpus must be a positive integer"
+  if [ $((cpus % 2)) -eq 0 ]; then threads=2; else threads=1; fi
+  cores_total=$((cpus / threads))
+  if [ "$cpus" -ge 16 ]; then sockets=4; else sockets=$(( cores_total >= 2 ? cores_total / 2 : 1 )); fi
+  while [ $((cores_total % sockets)) -ne 0 ]; do sockets=$((sockets - 1)); done
+  cores=$((cores_total / sockets))
+fi
+
+# ---- files ----------------------------------------------------------------------------------
+mkdir -p "$repo/target/vm-logs" || die "cannot create $repo/target/vm-logs"
+stamp=$(date +%Y%m%d-%H%M%S)-$$
+kname=$(basename "$kernel")
+id="$repo/target/vm-logs/$kname-$stamp"
+[ -n "$log" ] || log="$id.log"
+mkdir -p "$(dirname "$log")"
+log=$(realpath -m "$log")
+rcfile="$id.rc" dmesgfile="$id.dmesg" gscript="$id.guest.sh"
+rm -f "$rcfile" "$dmesgfile"
+
+# The guest-side wrapper: run the command, record its rc and the kernel log on the rw 9p mount.
+{
+  echo '#!/bin/bash'
+  echo "cd $(printf %q "$repo") || exit 125"
+  echo 'echo "vm.sh: guest up: $(uname -r), $(nproc) CPUs" >/dev/kmsg 2>/dev/null'
+  printf '%q ' "$@"; echo
+  echo 'rc=$?'
+  echo "dmesg > $(printf %q "$dmesgfile") 2>&1"
+  echo "echo \$rc > $(printf %q "$rcfile.tmp") && mv $(printf %q "$rcfile.tmp") $(printf %q "$rcfile")"
+  echo 'sync'
+  echo 'exit $rc'
+} > "$gscript"
+chmod +x "$gscript"
+
+qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=single"
+vngcmd=(vng --verbose --force-9p --disable-kvm --run "$kernel" --cpus "$cpus" --memory "$memory"
+        --user root --rwdir "$repo/target" --cwd "$repo" --qemu-opts="$qopts" --exec "$gscript")
+
+{
+  echo "vm.sh: $(date -Is) kernel=$kernel cpus=$cpus (sockets=$sockets cores=$cores threads=$threads) memory=$memory timeout=${timeout}s"
+  echo "vm.sh: command: $*"
+  echo "vm.sh: $(printf '%q ' "${vngcmd[@]}")"
+} > "$log"
+[ "$quiet" = 1 ] || echo "vm.sh: booting $kname: $cpus vCPUs ($sockets sockets x $cores cores x $threads threads), log: $log" >&2
+
+start=$(date +%s)
+# timeout(1) runs vng/qemu in its own process group and kills the whole group.
+if [ "$quiet" = 1 ]; then
+  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null >>"$log" 2>&1
+  vrc=$?
+else
+  # terminal: the command's output only (from 'starting script' on, minus kernel messages)
+  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null 2>&1 | tee -a "$log" |
+    awk -v all="$verbose" 'all == 1 || (on && !/^\[ *[0-9]+\.[0-9]+\] /) { print; fflush() }
+                           /virtme-ng-init: starting script/ { on = 1 }'
+  vrc=${PIPESTATUS[0]}
+fi
+elapsed=$(( $(date +%s) - start ))
+
+if [ -s "$dmesgfile" ]; then
+  { echo; echo "===== vm.sh: guest dmesg at exit ($dmesgfile) ====="; cat "$dmesgfile"; } >> "$log"
+fi
+
+fail() {
+  local msg=$1 code=$2
+  {
+    echo "vm.sh: FAILURE: $msg (after ${elapsed}s)"
+    echo "vm.sh: ---- last 40 lines of the console (guest dmesg at exit: $dmesgfile) ----"
+    sed '/^===== vm.sh: guest dmesg at exit/,$d' "$log" | tail -n 40 | sed 's/^/  | /'
+    echo "vm.sh: ---- full log: $log"
+  } >&2
+  echo "vm.sh: FAILURE: $msg (after ${elapsed}s)" >> "$log"
+  exit "$code"
+}
+
+if [ "$vrc" -eq 124 ] || [ "$vrc" -eq 137 ]; then
+  fail "timeout: guest did not finish within ${timeout}s, qemu killed" 124
+fi
+if [ ! -f "$rcfile" ]; then
+  reason="guest died or never ran the command: no rc file (vng exit $vrc)"
+  grep -qE 'Kernel panic|end Kernel panic' "$log" && reason="$reason; kernel PANIC in log"
+  grep -qE 'BUG:|Oops' "$log" && reason="$reason; kernel BUG/Oops in log"
+  fail "$reason" 125
+fi
+grc=$(cat "$rcfile")
+[ "$grc" -eq "$grc" ] 2>/dev/null || fail "garbled rc file '$rcfile': '$grc'" 125
+if [ "$grc" != "$vrc" ]; then
+  echo "vm.sh: note: vng exited $vrc but the guest command exited $grc (using the guest's)" | tee -a "$log" >&2
+fi
+echo "vm.sh: guest command exited $grc after ${elapsed}s" >> "$log"
+[ "$quiet" = 1 ] || echo "vm.sh: guest command exited $grc after ${elapsed}s (log: $log)" >&2
+if [ "$grc" -ne 0 ]; then
+  fail "guest command exited $grc" "$grc"
+fi
+exit 0
