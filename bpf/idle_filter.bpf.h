@@ -63,6 +63,13 @@ struct {
 	__uint(max_entries, 1);		/* resized to nr_llcs * filter_stride */
 } llc_filter_map SEC(".maps");
 
+/*
+ * Loops over a core's threads are unrolled: an iterator loop indexing
+ * siblings[] keeps the index precise and the verifier would walk every
+ * round of it from every state.
+ */
+#define for_each_smt(i) _Pragma("unroll") for ((i) = 0; (i) < SIS_MAX_SMT; (i)++)
+
 static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
@@ -108,7 +115,7 @@ static __always_inline bool cpu_is_idle(s32 cpu)
  * Claim an idle CPU so two wakers never pick the same one: through the
  * kernel's idle mask when it is kept, else by CAS on the state of record.
  */
-static __always_inline bool claim_cpu(s32 cpu)
+__noinline int claim_cpu(s32 cpu)
 {
 	struct cpu_ctx *c;
 
@@ -120,11 +127,15 @@ static __always_inline bool claim_cpu(s32 cpu)
 	return __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
 }
 
-static __always_inline bool core_is_idle(struct cpu_topo *t)
+/* Every thread of @cpu's core idle by record. */
+__noinline int core_is_idle(s32 cpu)
 {
+	struct cpu_topo *t = cpu_topo(cpu);
 	u32 i;
 
-	bpf_for(i, 0, SIS_MAX_SMT) {
+	if (!t)
+		return false;
+	for_each_smt(i) {
 		if (i >= t->nr_siblings)
 			break;
 		if (!cpu_is_idle(t->siblings[i]))
@@ -133,12 +144,52 @@ static __always_inline bool core_is_idle(struct cpu_topo *t)
 	return true;
 }
 
+/* A thread of @cpu's core idle by record and allowed for @p, or -1. Nothing is claimed. */
+__noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	u32 k;
+
+	if (!t)
+		return -1;
+	for_each_smt(k) {
+		s32 s;
+
+		if (k >= t->nr_siblings)
+			break;
+		s = t->siblings[k];
+		if (cpu_is_idle(s) && sis_allowed(p, s))
+			return s;
+	}
+	return -1;
+}
+
+/* Claim an allowed thread of @cpu's core (@cpu itself included), or -1. */
+__noinline int claim_sibling(struct task_struct *p __arg_trusted, s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	u32 k;
+
+	if (!t)
+		return -1;
+	for_each_smt(k) {
+		s32 s;
+
+		if (k >= t->nr_siblings)
+			break;
+		s = t->siblings[k];
+		if (sis_allowed(p, s) && claim_cpu(s))
+			return s;
+	}
+	return -1;
+}
+
 /*
  * Idle path: record the state and put the CPU into its LLC's filter unless
  * the cached generation says it is there already, or a sibling already
  * stands for the core (CORE granule).
  */
-__hidden __noinline int filter_cpu_idle(s32 cpu)
+__noinline int filter_cpu_idle(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);
@@ -155,7 +206,7 @@ __hidden __noinline int filter_cpu_idle(s32 cpu)
 		__sync_fetch_and_sub(&l->nr_busy, 1);
 	}
 
-	if (smt_enabled && !READ_ONCE(l->has_idle_cores) && core_is_idle(t))
+	if (smt_enabled && !READ_ONCE(l->has_idle_cores) && core_is_idle(cpu))
 		WRITE_ONCE(l->has_idle_cores, 1);
 
 	if (sis_mode == SIS_MODE_LINEAR)
@@ -168,7 +219,7 @@ __hidden __noinline int filter_cpu_idle(s32 cpu)
 	}
 	c->filter_gen = gen;
 
-	bpf_for(i, 0, SIS_MAX_SMT) {
+	for_each_smt(i) {
 		struct cpu_topo *st;
 
 		if (i >= t->nr_siblings)
@@ -191,7 +242,7 @@ __hidden __noinline int filter_cpu_idle(s32 cpu)
 }
 
 /* Leaving idle only updates the record: the filter is cleared lazily. */
-__hidden __noinline int filter_cpu_busy(s32 cpu)
+__noinline int filter_cpu_busy(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);
@@ -214,7 +265,7 @@ __hidden __noinline int filter_cpu_busy(s32 cpu)
  * again, so a plain clear would hide it until its next wakeup. This costs one
  * pass over the LLC, on a path that just failed a full scan of it anyway.
  */
-__hidden __noinline int filter_reset(u32 llc)
+__noinline int filter_reset(u32 llc)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	struct llc_ctx *l = llc_ctx(llc);
@@ -242,7 +293,7 @@ __hidden __noinline int filter_reset(u32 llc)
 		cpu = llc_cpu_at(llc, i);
 		if (cpu < 0 || !cpu_is_idle(cpu) || !(t = cpu_topo(cpu)))
 			continue;
-		bpf_for(k, 0, SIS_MAX_SMT) {
+		for_each_smt(k) {
 			struct cpu_topo *st;
 
 			if (k >= t->nr_siblings)
@@ -261,12 +312,15 @@ __hidden __noinline int filter_reset(u32 llc)
 }
 
 /* Remove a false positive: its whole core is busy. Its cached generations go stale. */
-static void filter_remove_core(u32 llc, struct cpu_topo *t, u32 pos)
+__noinline int filter_remove_core(u32 llc, s32 cpu, u32 pos)
 {
+	struct cpu_topo *t = cpu_topo(cpu);
 	u32 i;
 
 	filter_clear(llc, pos);
-	bpf_for(i, 0, SIS_MAX_SMT) {
+	if (!t)
+		return 0;
+	for_each_smt(i) {
 		struct cpu_ctx *sc;
 
 		if (i >= t->nr_siblings)
@@ -276,6 +330,7 @@ static void filter_remove_core(u32 llc, struct cpu_topo *t, u32 pos)
 			WRITE_ONCE(sc->filter_gen, 0);
 	}
 	stat_inc(STAT_FP_REMOVED);
+	return 0;
 }
 
 /*
@@ -336,54 +391,36 @@ struct {
 } scan_ctx_map SEC(".maps");
 
 /* Probe the candidate @cpu at @pos by the scan's rules; true when an idle CPU is claimed. */
-static __noinline bool scan_probe(const struct task_struct *p, struct scan_ctx *sc, s32 cpu, u32 pos)
+__noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *sc, s32 cpu, u32 pos)
 {
-	struct cpu_topo *ct = cpu_topo(cpu);
-	u32 k;
+	s32 s;
 
-	if (!ct)
+	if (!sc)
 		return false;
 	sc->probes++;
 
 	if (sc->has_idle_core) {
-		if (core_is_idle(ct) && claim_cpu(cpu)) {
+		if (core_is_idle(cpu) && claim_cpu(cpu)) {
 			sc->idle_cpu = cpu;
 			return true;
 		}
 		/* remember an idle thread of a busy core */
-		if (sc->idle_cpu < 0) {
-			bpf_for(k, 0, SIS_MAX_SMT) {
-				s32 s;
-
-				if (k >= ct->nr_siblings)
-					break;
-				s = ct->siblings[k];
-				if (cpu_is_idle(s) && sis_allowed(p, s)) {
-					sc->idle_cpu = s;
-					break;
-				}
-			}
-		}
+		if (sc->idle_cpu < 0)
+			sc->idle_cpu = idle_sibling(p, cpu);
 		return false;
 	}
 
 	if (sc->scan_sibling) {
-		bpf_for(k, 0, SIS_MAX_SMT) {
-			s32 s;
-
-			if (k >= ct->nr_siblings)
-				break;
-			s = ct->siblings[k];
-			if (sis_allowed(p, s) && claim_cpu(s)) {
-				sc->idle_cpu = s;
-				if (s != cpu)
-					stat_inc(STAT_SIBLING_RESCUE);
-				return true;
-			}
+		s = claim_sibling(p, cpu);
+		if (s >= 0) {
+			sc->idle_cpu = s;
+			if (s != cpu)
+				stat_inc(STAT_SIBLING_RESCUE);
+			return true;
 		}
 		stat_inc(STAT_SCAN_FP);
 		if (sc->use_filter)
-			filter_remove_core(sc->llc, ct, pos);
+			filter_remove_core(sc->llc, cpu, pos);
 		return false;
 	}
 
@@ -401,11 +438,14 @@ static __noinline bool scan_probe(const struct task_struct *p, struct scan_ctx *
  * filter bit, or any position when the filter is off) and probes it, or
  * skips an empty filter word, or switches segment. True when the scan is over.
  */
-static __noinline bool scan_step(const struct task_struct *p, struct scan_ctx *sc)
+__noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *sc)
 {
-	u32 pos = sc->from;
+	u32 pos;
 	s32 cpu;
 
+	if (!sc)
+		return true;
+	pos = sc->from;
 	if (pos >= sc->end) {
 		if (sc->seg) {
 			sc->full = 1;
@@ -461,7 +501,7 @@ static __noinline bool scan_step(const struct task_struct *p, struct scan_ctx *s
  *    failed scan, unless a fail-prone one that went all the way, marks
  *    @target fail-prone.
  */
-__hidden __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc,
+__noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc,
 				 struct scan_result *res)
 {
 	struct llc_topo *lt = llc_topo(llc);
@@ -471,6 +511,8 @@ __hidden __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target
 	struct scan_ctx *sc;
 	u32 zero = 0, n, i;
 
+	if (!res)
+		return -1;
 	res->cpu = -1;
 	res->probes = 0;
 	res->full = false;
@@ -546,7 +588,7 @@ found:
  * Missed idle, judged by the state of record: an allowed CPU of @llc is
  * idle although the scan found nothing. Telemetry only.
  */
-__hidden __noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 llc)
+__noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 llc)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
@@ -566,7 +608,7 @@ __hidden __noinline int missed_idle_by_record(struct task_struct *p __arg_truste
 }
 
 /* Start state: every CPU idle by record and in the filter at core granule. */
-__hidden __noinline int filter_init_cpu(s32 cpu)
+__noinline int filter_init_cpu(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct cpu_ctx *c = cpu_ctx(cpu);

@@ -60,7 +60,7 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
  * Missed idle: the scan of @llc failed while an allowed CPU there was idle by
  * the oracle (the kernel's idle mask when kept, else the state of record).
  */
-__hidden __noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
+__noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
 {
 	const struct cpumask *idle;
 	struct llc_topo *lt;
@@ -118,10 +118,12 @@ static __always_inline s32 idlest_llc(s32 prev)
 }
 
 /* fork/exec: no cache to be affine to; place by load on the idlest LLC. */
-static s32 select_fork_exec(struct task_struct *p, s32 prev, bool *idle)
+__noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, bool *idle)
 {
 	s32 llc = idlest_llc(prev), cpu;
 
+	if (!idle)
+		return prev;
 	stat_inc(STAT_WAKE_FORK_EXEC);
 	if (llc < 0)
 		return prev;
@@ -138,12 +140,15 @@ static s32 select_fork_exec(struct task_struct *p, s32 prev, bool *idle)
  * and cache-affine; the waker's CPU on a sync wakeup when it is about to
  * idle; a recently used CPU; then the LLC scan around the target.
  */
-static s32 select_ttwu(struct task_struct *p, s32 prev, u64 wake_flags, bool *idle)
+__noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wake_flags,
+				    bool *idle)
 {
 	s32 this = bpf_get_smp_processor_id(), target = prev, recent, cpu, llc;
 	bool sync = wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_SYNC);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
+	if (!idle)
+		return prev;
 	/* wake-affine: pull toward the waker only across LLCs and when allowed */
 	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
 	    (sync || !cpu_is_idle(prev)))

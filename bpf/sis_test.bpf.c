@@ -31,7 +31,8 @@ static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
 {
 	u32 w = (u32)cpu / 64;
 
-	if (w >= SIS_MAX_CPUS / 64)
+	/* p is the current task here; reading it keeps clang from eliding the argument */
+	if (!p || w >= SIS_MAX_CPUS / 64)
 		return false;
 	return test_allowed[w] & (1ULL << (cpu & 63));
 }

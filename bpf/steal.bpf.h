@@ -42,7 +42,7 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 }
 
 /* Move the first task of @victim's DSQ that may run on @cpu to @cpu's local DSQ. */
-__hidden __noinline int steal_from(s32 cpu, s32 victim)
+__noinline int steal_from(s32 cpu, s32 victim)
 {
 	struct task_struct *p;
 	struct ovl_walk *wk;
@@ -68,7 +68,7 @@ __hidden __noinline int steal_from(s32 cpu, s32 victim)
  * Wake one idle CPU of @llc so it comes to steal: the first filter CPU idle
  * by record. Nothing is claimed: a stealer that finds nothing just idles again.
  */
-__hidden __noinline int steal_kick(u32 llc, s32 self)
+__noinline int steal_kick(u32 llc, s32 self)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
@@ -97,7 +97,7 @@ enum steal_result {
 };
 
 /* Walk @llc's overloaded CPUs from @start for @len positions. */
-__hidden __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
+__noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	int ret = STEAL_NONE_SEEN;
@@ -134,7 +134,7 @@ __hidden __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 }
 
 /* ops.dispatch found nothing for @cpu: steal, nearest first. */
-__hidden __noinline int steal_task(s32 cpu)
+__noinline int steal_task(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	struct llc_topo *lt;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 use crossbeam::channel::RecvTimeoutError;
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
@@ -192,6 +193,20 @@ impl<'a> Scheduler<'a> {
             ops.flags |= *compat::SCX_OPS_SWITCH_PARTIAL;
         }
 
+        // SCX_SIS_VERIFIER_STATS=1: print each program's verifier statistics (load cost)
+        if std::env::var_os("SCX_SIS_VERIFIER_STATS").is_some() {
+            for mut prog in skel.open_object_mut().progs_mut() {
+                prog.set_log_level(4);
+            }
+            libbpf_rs::set_print(Some((
+                libbpf_rs::PrintLevel::Debug,
+                |_, msg: String| {
+                    if msg.contains("processed") || msg.contains("BEGIN PROG LOAD LOG") {
+                        eprint!("{msg}");
+                    }
+                },
+            )));
+        }
         let mut skel = scx_ops_load!(skel, sis_ops, uei)?;
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
 

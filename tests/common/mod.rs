@@ -148,6 +148,18 @@ impl Sis {
         open.maps.llc_ctx_map.set_max_entries(nllc).unwrap();
         open.maps.llc_filter_map.set_max_entries(nllc * idle_filter::filter_stride(&topo) as u32).unwrap();
         open.maps.ovl_map.set_max_entries(nllc * overload::ovl_lines(&topo) as u32).unwrap();
+        // SIS_VERIFIER_LOG=1: dump the verifier's log of every program to target/verifier.log
+        if std::env::var_os("SIS_VERIFIER_LOG").is_some() {
+            for mut prog in open.open_object_mut().progs_mut() {
+                prog.set_log_level(2);
+            }
+            libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().create(true).append(true)
+                    .open(concat!(env!("CARGO_MANIFEST_DIR"), "/target/verifier.log")).unwrap();
+                let _ = f.write_all(msg.as_bytes());
+            })));
+        }
         let skel = open.load().expect("load test object (verifier)");
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)
             .unwrap();
