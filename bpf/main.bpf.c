@@ -127,7 +127,8 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 	stat_inc(STAT_WAKE_FORK_EXEC);
 	if (llc < 0)
 		return prev;
-	cpu = scan_llc(p, cpu_llc(prev) == llc ? prev : -1, llc);
+	/* the scan starts after its target and marks it fail-prone: one of that LLC */
+	cpu = scan_llc(p, cpu_llc(prev) == llc ? prev : llc_cpu_at(llc, 0), llc);
 	if (cpu >= 0) {
 		*idle = true;
 		return cpu;
@@ -289,6 +290,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	steal_task(cpu);
 }
 
+void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
+{
+	steal_tick(scx_bpf_task_cpu(p), scx_bpf_now(), slice_ns);
+}
+
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	if (time_before(vtime_now, p->scx.dsq_vtime))
@@ -365,6 +371,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       .select_cpu	= (void *)sis_select_cpu,
 	       .enqueue		= (void *)sis_enqueue,
 	       .dispatch	= (void *)sis_dispatch,
+	       .tick		= (void *)sis_tick,
 	       .running		= (void *)sis_running,
 	       .stopping	= (void *)sis_stopping,
 	       .enable		= (void *)sis_enable,

@@ -6,7 +6,9 @@
  * Migratable: allowed here by p->cpus_ptr, not migration-disabled, not a
  * per-CPU kthread.
  * Called from: ops.dispatch when the CPU's own DSQ is empty and prev is done;
- * ops.enqueue, to wake an idle stealer when it makes a CPU overloaded.
+ * ops.enqueue, to wake an idle stealer when it makes a CPU overloaded;
+ * ops.tick, to wake one again at most once a slice while work still waits
+ * (an idle CPU without a tick would otherwise sleep on).
  * Entry points are global subprograms, each verified once.
  */
 #ifndef __SIS_STEAL_BPF_H
@@ -64,17 +66,14 @@ __noinline int steal_from(s32 cpu, s32 victim)
 	return false;
 }
 
-/*
- * Wake one idle CPU of @llc so it comes to steal: the first filter CPU idle
- * by record. Nothing is claimed: a stealer that finds nothing just idles again.
- */
-__noinline int steal_kick(u32 llc, s32 self)
+/* Kick the first CPU of @llc idle by record, @self excepted; true if one was kicked. */
+static __always_inline bool kick_idle_in(u32 llc, s32 self)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
 
-	if (steal_mode != STEAL_ON || !lt)
-		return 0;
+	if (!lt)
+		return false;
 	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
 		s32 cpu;
 
@@ -84,10 +83,62 @@ __noinline int steal_kick(u32 llc, s32 self)
 		if (cpu >= 0 && cpu != self && cpu_is_idle(cpu)) {
 			stat_inc(STAT_KICK_IDLE);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-			return 1;
+			return true;
 		}
 	}
+	return false;
+}
+
+/*
+ * Wake one idle CPU so it comes to steal from @llc: one of @llc first, then,
+ * with a wider steal scope, one of the LLCs allowed to steal from it. Nothing
+ * is claimed: a stealer that finds nothing just idles again.
+ */
+__noinline int steal_kick(u32 llc, s32 self)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	u32 i;
+
+	if (steal_mode != STEAL_ON || !lt)
+		return 0;
+	if (kick_idle_in(llc, self))
+		return 1;
+	if (steal_scope == STEAL_SCOPE_LLC)
+		return 0;
+	bpf_for(i, 0, nr_llcs) {
+		struct llc_topo *ot = llc_topo(i);
+
+		if (i == llc || !ot)
+			continue;
+		if (steal_scope == STEAL_SCOPE_NODE && ot->node != lt->node)
+			continue;
+		if (kick_idle_in(i, self))
+			return 1;
+	}
 	return 0;
+}
+
+/* per CPU: when this CPU last woke a stealer from its tick */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, u64);
+	__uint(max_entries, 1);
+} steal_tick_kick SEC(".maps");
+
+/* ops.tick on @cpu: tasks still wait in its DSQ, so wake a stealer once a @period. */
+static __always_inline void steal_tick(s32 cpu, u64 now, u64 period)
+{
+	u32 zero = 0;
+	u64 *last;
+
+	if (steal_mode != STEAL_ON || scx_bpf_dsq_nr_queued(cpu) <= 0)
+		return;
+	last = bpf_map_lookup_elem(&steal_tick_kick, &zero);
+	if (!last || now - *last < period)
+		return;
+	*last = now;
+	steal_kick(cpu_llc(cpu), cpu);
 }
 
 enum steal_result {

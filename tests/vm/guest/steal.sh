@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # steal: the overloaded-CPU map and steal-on-idle (issue 4).
-#  1. imbalance: nproc spinners start pinned to CPU 0, then are allowed everywhere. Spinners
-#     never sleep, so only stealing moves them; the CPU time they get in the next window measures
-#     work conservation: >= 90% of nproc CPUs means no CPU sat idle while work waited (sampled
-#     over the window). Steal successes must be > 0. With --steal off the same load is printed
-#     for contrast.
-#  2. pinned tasks (taskset) never run outside their mask, checked from inside the task.
-#  3. per-CPU kthreads (ksoftirqd/N) are never moved off their CPU; no stall.
-# env: SCX_SIS (required), STEAL_SECS (window, default 4)
+#  1. imbalance in one LLC: as many spinners as LLC 0 has CPUs start pinned to CPU 0, then are
+#     allowed on all of LLC 0. Spinners never sleep, so only stealing moves them. Each spinner
+#     measures the CPU time it gets from 2 s on: >= 90% of LLC 0's CPUs in total means no CPU of
+#     the LLC sat idle while work waited (sampled over the window). Steals must be > 0; with
+#     --steal off the same load is printed for contrast (it stays on CPU 0).
+#  2. with --steal-scope all, nproc spinners released from CPU 0 to every CPU fill them all.
+#  3. pinned tasks (taskset) never run outside their mask, checked from inside the task.
+#  4. per-CPU kthreads (ksoftirqd/N) are never moved off their CPU; no stall.
+# env: SCX_SIS (required), STEAL_SECS (measured window, default 4)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null' EXIT
@@ -17,57 +18,63 @@ kmsg_mark
 PINNED_BIN="$SCX_SIS_OUT/pinned"
 cc -O2 -Wall -o "$PINNED_BIN" "$LIB_DIR/pinned.c" || { fail "cannot build pinned.c"; finish; exit 1; }
 
-cpu_ns() {
-  local sum=0 p
-  for p in "$@"; do sum=$((sum + $(cut -d' ' -f1 "/proc/$p/schedstat" 2>/dev/null || echo 0))); done
-  echo $sum
-}
-
-imbalance() { # NAME ARGS...: prints utilisation (% of nproc CPUs) of the released spinners
-  local name=$1; shift
-  JSON="$SCX_SIS_OUT/steal-$name.json"; rm -f "$JSON"
+# imbalance NAME CPUS N ARGS...: N spinners start on CPU 0, allow themselves CPUS after 1 s, and
+# measure their CPU time from 2 s on. Sets UTIL (% of the CPUs in CPUS), VIOL, JSON.
+imbalance() {
+  local name=$1 cpus=$2 n=$3; shift 3
+  local ncpus; ncpus=$(taskset -c "$cpus" nproc)
+  JSON="$SCX_SIS_OUT/steal-$name.json"; rm -f "$JSON" "$SCX_SIS_OUT"/steal-$name-spin-*.out
   start_sched --stats-out "$JSON" "$@" || { fail "$name: scx_sis did not attach"; return 1; }
   local pids=() i
-  for i in $(seq "$NPROC"); do taskset -c 0 "$PINNED_BIN" $((win + 6)) >"$SCX_SIS_OUT/steal-$name-spin-$i.out" & pids+=($!); done
-  sleep 1
-  for p in "${pids[@]}"; do taskset -pc "0-$((NPROC - 1))" "$p" >/dev/null; done
-  sleep 1
-  local a b t0 t1
-  a=$(cpu_ns "${pids[@]}"); t0=$(date +%s%N)
-  sleep "$win"
-  b=$(cpu_ns "${pids[@]}"); t1=$(date +%s%N)
-  UTIL=$(awk -v d=$((b - a)) -v w=$((t1 - t0)) -v n="$NPROC" 'BEGIN { printf "%.1f", 100 * d / (w * n) }')
+  # each spinner pins itself to CPU 0, allows itself $cpus after 1 s, measures from 2 s on
+  for i in $(seq "$n"); do "$PINNED_BIN" $((win + 2)) 2 0 1 "$cpus" >"$SCX_SIS_OUT/steal-$name-spin-$i.out" & pids+=($!); done
   wait "${pids[@]}"
-  VIOL=$(cat "$SCX_SIS_OUT"/steal-$name-spin-*.out | awk -F'violations=' '{ split($2, a, " "); s += a[1] } END { print s + 0 }')
+  UTIL=$(cat "$SCX_SIS_OUT"/steal-$name-spin-*.out | tr ' ' '\n' | awk -F= -v n="$ncpus" '
+    $1 == "cpu_ms" { c += $2 } $1 == "window_ms" && $2 > w { w = $2 }
+    END { if (w > 0) printf "%.1f", 100 * c / (w * n); else print 0 }')
+  VIOL=$(cat "$SCX_SIS_OUT"/steal-$name-spin-*.out | tr ' ' '\n' | awk -F= '$1 == "violations" { s += $2 } END { print s + 0 }')
   check "$name: still attached" kill -0 "$SCHED_PID"
   stop_sched INT || fail "$name: no clean detach"
   check_eq "$name: exit code" "$SCHED_RC" 0
 }
 
-imbalance steal
-log "steal: $NPROC spinners released from CPU 0 got ${UTIL}% of $NPROC CPUs over ${win}s"
-check_gt "steal: released spinners use >= 90% of the CPUs" "$UTIL" 89.9
+llc0=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)
+n0=$(taskset -c "$llc0" nproc)
+
+imbalance steal "$llc0" "$n0"
+log "steal: $n0 spinners released from CPU 0 to LLC 0 ($llc0) got ${UTIL}% of its $n0 CPUs over ${win}s"
+check_gt "steal: released spinners use >= 90% of LLC 0" "$UTIL" 89.9
 check_eq "steal: affinity violations seen from inside" "$VIOL" 0
 check_gt "steal: steals" "$(stat_of "$JSON" steals)" 0
 check_gt "steal: overloaded transitions" "$(stat_of "$JSON" overload_sets)" 0
 log "steal: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["steal_attempts","steals","steal_empty","steal_not_migratable","overload_sets","overload_clears","llc_steals"]))' "$JSON")"
 
-imbalance nosteal --steal off
+imbalance nosteal "$llc0" "$n0" --steal off
 log "steal off: the same spinners got ${UTIL}% (nothing moves a spinner that never sleeps)"
 check_eq "steal off: no steals" "$(stat_of "$JSON" steals)" 0
+
+imbalance wide "0-$((NPROC - 1))" "$NPROC" --steal-scope all
+log "steal-scope all: $NPROC spinners released from CPU 0 to all CPUs got ${UTIL}% of $NPROC CPUs"
+check_gt "steal-scope all: released spinners use >= 90% of all CPUs" "$UTIL" 89.9
+check_eq "steal-scope all: affinity violations seen from inside" "$VIOL" 0
+check "steal-scope all: steals in every LLC ($(stat_of "$JSON" llc_steals))" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["llc_steals"]
+sys.exit(0 if len(d) > 1 and all(v > 0 for v in d.values()) else 1)' "$JSON"
 
 # pinned tasks under an overloaded machine: 2 spinners per CPU, half pinned to {2,3}
 JSON="$SCX_SIS_OUT/steal-pinned.json"
 start_sched --stats-out "$JSON" || fail "pinned: scx_sis did not attach"
 pids=()
+rm -f "$SCX_SIS_OUT"/steal-pinned-*.out
 for i in $(seq "$NPROC"); do taskset -c 2,3 "$PINNED_BIN" "$win" >"$SCX_SIS_OUT/steal-pinned-$i.out" & pids+=($!); done
 for i in $(seq "$NPROC"); do "$PINNED_BIN" "$win" >/dev/null & pids+=($!); done
 declare -A kcpu
 for k in $(pgrep -x 'ksoftirqd/[0-9]+'); do kcpu[$k]=$(awk '{ print $39 }' "/proc/$k/stat"); done
 hackbench -p -g "$NPROC" -l 100 >/dev/null 2>&1
 wait "${pids[@]}"
-VIOL=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | awk -F'violations=' '{ split($2, a, " "); s += a[1] } END { print s + 0 }')
-SEEN=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | awk -F'cpus=' '{ if ($2 + 0 > m) m = $2 + 0 } END { print m + 0 }')
+VIOL=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | tr ' ' '\n' | awk -F= '$1 == "violations" { s += $2 } END { print s + 0 }')
+SEEN=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | tr ' ' '\n' | awk -F= '$1 == "cpus" && $2 > m { m = $2 } END { print m + 0 }')
 check_eq "pinned: samples outside the mask {2,3}" "$VIOL" 0
 check "pinned: at most 2 CPUs seen by a pinned task (saw $SEEN)" test "$SEEN" -le 2
 moved=0
