@@ -42,6 +42,7 @@ static u64 vtime_now;
 struct task_ctx {
 	s32 recent_cpu;		/* prev of the wakeup before last (CFS's recent_used_cpu) */
 	u32 exec_pending;	/* exec'd since its last placement */
+	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
 };
 
 struct {
@@ -170,6 +171,8 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
 		stat_inc(STAT_WAKE_SYNC);
+		if (tctx)
+			tctx->sync_placed = 1;
 		return this;
 	}
 
@@ -238,6 +241,7 @@ int BPF_PROG(sis_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	u64 vtime = p->scx.dsq_vtime;
+	struct task_ctx *tctx;
 	s32 cpu;
 
 	stat_inc(STAT_ENQUEUE);
@@ -265,7 +269,16 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	/* it waits behind a running task: overloaded, and worth an idle stealer */
+	/*
+	 * It waits behind a running task: overloaded, and worth an idle stealer,
+	 * unless it was placed on its waker's CPU that is about to idle.
+	 */
+	tctx = lookup_task_ctx(p);
+	if (tctx && tctx->sync_placed) {
+		tctx->sync_placed = 0;
+		overload_set(cpu);
+		return;
+	}
 	if (overload_set(cpu))
 		steal_kick(cpu_llc(cpu), cpu);
 }
@@ -292,7 +305,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
-	steal_tick(scx_bpf_task_cpu(p), scx_bpf_now(), slice_ns);
+	steal_tick(bpf_get_smp_processor_id(), scx_bpf_now(), slice_ns);
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -325,6 +338,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 		return -ENOMEM;
 	tctx->recent_cpu = -1;
 	tctx->exec_pending = 0;
+	tctx->sync_placed = 0;
 	return 0;
 }
 
