@@ -270,6 +270,13 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/*
+	 * Not idle by the mask, but it may be between a dispatch that found
+	 * nothing and its idle entry: the kernel skips this kick unless the CPU
+	 * is idle or still balancing, so it only closes that lost-wakeup window.
+	 */
+	if (cpu != bpf_get_smp_processor_id())
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	/*
 	 * It waits behind a running task: overloaded, and worth an idle stealer,
 	 * unless it was placed on its waker's CPU that is about to idle.
 	 */
