@@ -100,6 +100,16 @@ static __always_inline s32 scan_llc(struct task_struct *p, s32 target, u32 llc)
 	return cpu;
 }
 
+/* @a has fewer busy CPUs than @b by the incrementally kept nr_busy. */
+static __always_inline bool llc_less_loaded(s32 a, s32 b)
+{
+	struct llc_ctx *la, *lb;
+
+	if (a < 0 || b < 0 || !(la = llc_ctx(a)) || !(lb = llc_ctx(b)))
+		return false;
+	return READ_ONCE(la->nr_busy) < READ_ONCE(lb->nr_busy);
+}
+
 /* Least loaded LLC by the incrementally kept nr_busy; @prev's LLC wins ties. */
 static __always_inline s32 idlest_llc(s32 prev)
 {
@@ -151,9 +161,13 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 
 	if (!idle)
 		return prev;
-	/* wake-affine: pull toward the waker only across LLCs and when allowed */
+	/*
+	 * wake-affine: pull toward the waker only across LLCs, when allowed, and
+	 * when the waker's LLC is the less loaded one: pulling blindly under
+	 * overload piles wakees onto their wakers' CPUs.
+	 */
 	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
-	    (sync || !cpu_is_idle(prev)))
+	    !cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))
 		target = this;
 
 	if (claim_cpu(target)) {
@@ -195,8 +209,9 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 			goto idle;
 		}
 	}
+	/* nothing idle: stay where the cache is warm rather than pile on the waker */
 	stat_inc(STAT_WAKE_NONE);
-	return target;
+	return prev;
 idle:
 	*idle = true;
 	return target;

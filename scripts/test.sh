@@ -33,7 +33,7 @@ vm() { # ARGS... for tests/vm/run.sh; adds its 'N passed, M failed' to the total
     pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
   rm -f "$out"
 }
-vm --kernel all badinput smoke partial hotswap sis steal bench_smoke
+vm --kernel all badinput smoke partial hotswap hotplug sis steal bench_smoke
 vm --kernel all --cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G smoke sis
 
 [ $host_rc -eq 0 ] || { echo "host tests failed (cargo test exit $host_rc)"; fail=$((fail + 1)); }
