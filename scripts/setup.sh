@@ -15,7 +15,7 @@ say() { echo "setup.sh: $*"; }
 
 apt_pkgs=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config libbpf-dev bpftool
           qemu-system-x86 udev busybox-static
-          stress-ng rt-tests dbench sysbench linux-perf
+          stress-ng rt-tests dbench sysbench linux-perf fonts-dejavu-core
           gcc make python3 util-linux procps)
 command -v pip3 >/dev/null 2>&1 || python3 -m pip --version >/dev/null 2>&1 || apt_pkgs+=(python3-pip)
 

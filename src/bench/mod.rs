@@ -690,18 +690,6 @@ mod tests {
         }
     }
 
-    /// The whole harness on a sched_ext kernel, for the VM (the host has no sched_ext): run the
-    /// test binary with `--ignored bench::tests::vm_session` and SCX_SIS_BENCH_ARGS set to the
-    /// bench options (include --scx-sis-bin: this binary is not scx_sis).
-    #[test]
-    #[ignore]
-    fn vm_session() {
-        let a = std::env::var("SCX_SIS_BENCH_ARGS").expect("set SCX_SIS_BENCH_ARGS");
-        let words = split_args(&a).unwrap();
-        let cli = Cli::try_parse_from(std::iter::once("bench".to_string()).chain(words)).unwrap();
-        run(&cli.bench).unwrap();
-    }
-
     #[test]
     fn time_formats() {
         assert_eq!(fmt_secs(59.4), "59s");
