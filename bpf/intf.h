@@ -23,6 +23,7 @@ enum sis_consts {
 	OVL_BITS_PER_LINE	= 8,	/* overloaded-map bits per 64-byte line (sparse) */
 	STEAL_SCAN_TASKS	= 16,	/* tasks examined per victim DSQ */
 	SIS_DFL_SLICE_NS	= 5000000,
+	SIS_DFL_ORACLE_EVERY	= 16,	/* failed scans per oracle check (telemetry) */
 };
 
 /* Per-CPU "cached domain shortcuts" (seed 001), filled by user space. */
@@ -65,7 +66,8 @@ enum sis_stat {
 	STAT_SCAN_PROBE,
 	STAT_SCAN_SUCCESS,
 	STAT_SCAN_FAIL,
-	STAT_SCAN_MISSED,		/* failed while the kernel's mask had an allowed idle CPU */
+	STAT_SCAN_ORACLE,		/* failed scans checked against the oracle (sampled) */
+	STAT_SCAN_MISSED,		/* of those: the oracle had an allowed idle CPU in the LLC */
 	STAT_SCAN_FP,			/* probes of a filter CPU found busy */
 	STAT_FP_REMOVED,		/* false positives removed from the filter */
 	STAT_FILTER_RESET,

@@ -89,14 +89,35 @@ __noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
 	return missed;
 }
 
+/* Check 1 failed scan in oracle_every (a power of two; 0: never) against the oracle. */
+const volatile u32 oracle_every = SIS_DFL_ORACLE_EVERY;
+
+/*
+ * The oracle walks the LLC, as costly as the linear scan the filter avoids,
+ * so it only samples failed scans: recall is estimated from the sample.
+ */
+static __always_inline bool oracle_sampled(void)
+{
+	u32 idx = STAT_SCAN_FAIL;
+	u64 *fails;
+
+	if (!oracle_every)
+		return false;
+	fails = bpf_map_lookup_elem(&stats, &idx);	/* this CPU's count, this failure included */
+	return fails && !(*fails & (oracle_every - 1));
+}
+
 static __always_inline s32 scan_llc(struct task_struct *p, s32 target, u32 llc)
 {
 	struct scan_result res;
 	s32 cpu;
 
 	cpu = sis_scan(p, target, llc, &res);
-	if (cpu < 0 && missed_idle(p, llc))
-		stat_inc(STAT_SCAN_MISSED);
+	if (cpu < 0 && oracle_sampled()) {
+		stat_inc(STAT_SCAN_ORACLE);
+		if (missed_idle(p, llc))
+			stat_inc(STAT_SCAN_MISSED);
+	}
 	return cpu;
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use crossbeam::channel::RecvTimeoutError;
+use crossbeam::channel::TryRecvError;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
@@ -56,6 +56,12 @@ struct Opts {
     #[arg(long, value_enum, default_value_t = StealScope::Llc)]
     steal_scope: StealScope,
 
+    /// Check one failed idle scan in N against the oracle (the kernel's idle mask, or the
+    /// per-CPU idle state with --no-builtin-idle) for the missed-idle / recall telemetry.
+    /// The check walks the LLC, so it is sampled; N is a power of two, 0 turns it off.
+    #[arg(long, value_name = "N", default_value_t = bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY, value_parser = parse_oracle_every)]
+    oracle_every: u32,
+
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
     partial: bool,
@@ -100,6 +106,14 @@ fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
     if !(0.1..=3600.0).contains(&v) {
         return Err(format!("{v} is out of range 0.1..=3600"));
+    }
+    Ok(v)
+}
+
+fn parse_oracle_every(s: &str) -> std::result::Result<u32, String> {
+    let v: u32 = s.parse().map_err(|_| format!("{s:?} is not a whole number"))?;
+    if v > 65536 || (v != 0 && !v.is_power_of_two()) {
+        return Err(format!("{v} is not 0 or a power of two up to 65536"));
     }
     Ok(v)
 }
@@ -172,6 +186,7 @@ impl<'a> Scheduler<'a> {
         rodata.steal_mode = opts.steal.to_bpf();
         rodata.steal_scope = opts.steal_scope.to_bpf();
         rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
+        rodata.oracle_every = opts.oracle_every;
 
         // Size the arrays from the machine.
         let (nr_cpu_ids, nr_llcs) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
@@ -257,10 +272,13 @@ impl<'a> Scheduler<'a> {
 
     fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<scx_utils::UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
+        // A plain sleep between polls: crossbeam's recv_timeout spins and yields before it
+        // parks, and under load the loader then took a whole CPU from the workload (seen in the
+        // test VM: a spinner sharing its CPU got half of it).
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            match req_ch.recv_timeout(Duration::from_millis(250)) {
+            match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(100)),
                 Err(e) => Err(e)?,
             }
         }

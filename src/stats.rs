@@ -48,7 +48,7 @@ macro_rules! counter_fields {
             pub llc_steals: BTreeMap<u32, u64>,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
-            #[stat(desc = "Recall: found / (found + missed idle), %")]
+            #[stat(desc = "Recall: found / (found + missed idle), %; missed idle extrapolated from the checked share of failed scans")]
             pub recall_pct: f64,
             #[stat(desc = "Probes per scan")]
             pub probes_per_scan: f64,
@@ -110,7 +110,8 @@ counter_fields! {
     probes = sis_stat_STAT_SCAN_PROBE: "CPUs probed by scans",
     scan_success = sis_stat_STAT_SCAN_SUCCESS: "Scans that claimed an idle CPU",
     scan_fail = sis_stat_STAT_SCAN_FAIL: "Scans that found none",
-    missed_idle = sis_stat_STAT_SCAN_MISSED: "Failed scans while the oracle showed an allowed idle CPU in the LLC",
+    oracle_checks = sis_stat_STAT_SCAN_ORACLE: "Failed scans checked against the oracle (1 in --oracle-every)",
+    missed_idle = sis_stat_STAT_SCAN_MISSED: "Checked failed scans while the oracle showed an allowed idle CPU in the LLC",
     fp_probes = sis_stat_STAT_SCAN_FP: "Probes of a filter CPU that was busy (false positive)",
     fp_removed = sis_stat_STAT_FP_REMOVED: "False positives removed from the filter by fail-prone scans",
     resets = sis_stat_STAT_FILTER_RESET: "Filter resets after a failed full idle-core scan",
@@ -138,7 +139,17 @@ fn pct(num: u64, den: u64) -> f64 {
 impl Metrics {
     fn derive(&mut self) {
         self.success_pct = pct(self.scan_success, self.scans);
-        self.recall_pct = pct(self.scan_success, self.scan_success + self.missed_idle);
+        // missed idle is counted on a sample of the failed scans: scale it to all of them
+        let missed = if self.oracle_checks == 0 {
+            0.0
+        } else {
+            self.missed_idle as f64 * self.scan_fail as f64 / self.oracle_checks as f64
+        };
+        self.recall_pct = if self.scan_success == 0 && missed == 0.0 {
+            0.0
+        } else {
+            100.0 * self.scan_success as f64 / (self.scan_success as f64 + missed)
+        };
         self.probes_per_scan = if self.scans == 0 { 0.0 } else { self.probes as f64 / self.scans as f64 };
         self.fp_pct = pct(self.fp_probes, self.probes);
     }
@@ -208,7 +219,9 @@ mod tests {
         let mut c: Counters = [0; sis_stat_SIS_NR_STATS as usize];
         c[sis_stat_STAT_SCAN as usize] = 10;
         c[sis_stat_STAT_SCAN_SUCCESS as usize] = 8;
-        c[sis_stat_STAT_SCAN_MISSED as usize] = 2;
+        c[sis_stat_STAT_SCAN_FAIL as usize] = 2;
+        c[sis_stat_STAT_SCAN_ORACLE as usize] = 1;
+        c[sis_stat_STAT_SCAN_MISSED as usize] = 1; // 1 of 1 checked: 2 missed of 2 failed
         c[sis_stat_STAT_SCAN_PROBE as usize] = 15;
         c[sis_stat_STAT_SCAN_FP as usize] = 3;
         let m = Metrics::from_counters(&c, Samples { llc_steals: vec![3, 4], ..Default::default() });

@@ -29,6 +29,8 @@ fn invalid_options() {
     assert_usage_error(&["--slice-us", "abc"], "slice-us");
     assert_usage_error(&["--sis-mode", "fast"], "sis-mode");
     assert_usage_error(&["--steal", "maybe"], "steal");
+    assert_usage_error(&["--oracle-every", "3"], "oracle-every");
+    assert_usage_error(&["--oracle-every", "131072"], "oracle-every");
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
@@ -50,14 +52,14 @@ fn help_and_version_succeed() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
     for opt in ["--slice-us", "--sis-mode", "--no-builtin-idle", "--steal", "--steal-scope",
-                "--partial", "--stats", "--monitor", "--stats-out", "--help-stats", "bench"] {
+                "--oracle-every", "--partial", "--stats", "--monitor", "--stats-out", "--help-stats", "bench"] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("scx_sis ", env!("CARGO_PKG_VERSION"))));
     let (code, out, _) = run(&["--help-stats"]);
     assert_eq!(code, 0);
-    for field in ["recall_pct", "probes_per_scan", "missed_idle", "steals", "fp_removed"] {
+    for field in ["recall_pct", "probes_per_scan", "oracle_checks", "missed_idle", "steals", "fp_removed"] {
         assert!(out.contains(field), "--help-stats describes {field}");
     }
 }

@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # Run the scx_sis VM tests: one VM boot per kernel, running tests/vm/guest/all.sh inside.
 #   tests/vm/run.sh [--kernel 6.12|7.3|all|PATH] [--cpus N] [--sockets S --cores C --threads T]
-#                   [--memory 4G] [--timeout SECS] [--bin PATH] [TESTS...]
+#                   [--memory 4G] [--timeout SECS] [--bin PATH] [--env NAME=VALUE]... [TESTS...]
 # TESTS: guest test names (badinput smoke partial hotswap; default: all of them).
 # --bin: the scheduler binary (default: <repo>/target/release/scx_sis; build it first).
+# --env: a knob for the guest tests (e.g. SIS_MODES=full; each test script lists its own).
 # Prints per-kernel summaries and a last line 'N passed, M failed' (N/M: test scripts over all
 # kernels; a kernel whose VM died or timed out counts as one failure). Exit 1 if anything failed.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-kernels=all bin="$repo/target/release/scx_sis" timeout="" vmargs=() tests=()
+kernels=all bin="$repo/target/release/scx_sis" timeout="" vmargs=() tests=() genv=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernels=${2:?}; shift 2 ;;
     --cpus|--sockets|--cores|--threads|--memory) vmargs+=("$1" "${2:?}"); shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --env) case "${2:?}" in [A-Z_]*=*) genv+=("$2") ;; *) echo "run.sh: --env wants NAME=VALUE, not '$2'" >&2; exit 2 ;; esac; shift 2 ;;
+    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac
@@ -46,7 +48,7 @@ for k in $kernels; do
   out=$(mktemp)
   sumfile="$repo/target/vm-logs/summary-$kname-$$.txt"; rm -f "$sumfile"
   "$here/vm.sh" --kernel "$kpath" "${vmargs[@]}" --timeout "$t" --log "$log" -- \
-    env SCX_SIS="$bin" SCX_SIS_SUMMARY="$sumfile" bash "$here/guest/all.sh" "${tests[@]}" | tee "$out"
+    env "${genv[@]}" SCX_SIS="$bin" SCX_SIS_SUMMARY="$sumfile" bash "$here/guest/all.sh" "${tests[@]}" | tee "$out"
   vrc=${PIPESTATUS[0]}
   # the guest writes its last line to $sumfile (the console may interleave kernel messages)
   summary=$(grep -hE '^[0-9]+ passed, [0-9]+ failed$' "$sumfile" "$out" 2>/dev/null | head -n 1)

@@ -5,7 +5,9 @@
  * honoured). From WINDOW_FROM seconds on (default 0) it measures the CPU time it gets.
  * With START_CPU it pins itself there first and, RELEASE_AT seconds in, allows itself
  * RELEASE_CPUS (a cpulist like 0-3,6): an imbalance made without any shell timing.
- * prints: samples=N violations=V cpus=C cpu_ms=X window_ms=Y */
+ * prints: samples=N violations=V cpus=C cpu_ms=X window_ms=Y
+ * With PINNED_TRACE=FILE it also writes 'T CPU' (CLOCK_MONOTONIC seconds) to FILE each time it
+ * finds itself on another CPU: a migration trace to line up with the other spinners'. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -44,6 +46,9 @@ int main(int argc, char **argv)
 	double release_at = argc > 5 ? atof(argv[4]) : -1;
 	unsigned long samples = 0, violations = 0;
 	cpu_set_t seen, mask, release;
+	const char *trace_path = getenv("PINNED_TRACE");
+	FILE *trace = trace_path ? fopen(trace_path, "w") : NULL;
+	int last_cpu = -1;
 
 	CPU_ZERO(&seen);
 	if (release_at >= 0) {
@@ -62,6 +67,10 @@ int main(int argc, char **argv)
 			samples++;
 			if (cpu < 0)
 				continue;
+			if (trace && cpu != last_cpu) {
+				fprintf(trace, "%.6f %d\n", now(CLOCK_MONOTONIC), cpu);
+				last_cpu = cpu;
+			}
 			CPU_SET(cpu, &seen);
 			if (!CPU_ISSET(cpu, &mask)) {
 				if (sched_getaffinity(0, sizeof(mask), &mask))
@@ -81,6 +90,8 @@ int main(int argc, char **argv)
 			c0 = now(CLOCK_THREAD_CPUTIME_ID);
 		}
 	} while (t - t0 < secs);
+	if (trace)
+		fclose(trace);
 	printf("samples=%lu violations=%lu cpus=%d cpu_ms=%.0f window_ms=%.0f\n", samples, violations,
 	       CPU_COUNT(&seen), (now(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e3, (t - w0) * 1e3);
 	return 0;

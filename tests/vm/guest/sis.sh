@@ -2,24 +2,28 @@
 # sis: the SIS_CORE idle filter under hackbench overload (issue 3). Runs scx_sis in its default
 # mode (filter + fail-prone) and asserts every mechanism fired and the counters are consistent,
 # then checks the linear and filter-only modes and the no-built-in-idle mode run the same load.
-# env: SCX_SIS (required), SIS_GROUPS (hackbench groups, default 16), SIS_LOOPS (200)
+# env: SCX_SIS (required), SIS_GROUPS (hackbench groups, default 16), SIS_LOOPS (200),
+#      SIS_RUNS (hackbench runs per mode, 3), SIS_MODES (default: full filter linear own-idle)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap cleanup_sched EXIT
 # 640 tasks: 80 per CPU with 8 vCPUs; with 32 TCG vCPUs, each 4x slower, the same latency
 groups=${SIS_GROUPS:-16}
 loops=${SIS_LOOPS:-200}
+runs=${SIS_RUNS:-3}
+modes=" ${SIS_MODES:-full filter linear own-idle} "
 kmsg_mark
 
 run_mode() { # NAME ARGS...: attach with ARGS, hackbench overload, detach; sets JSON
   local name=$1; shift
+  [[ $modes == *" $name "* ]] || return 1
   JSON="$SCX_SIS_OUT/sis-$name.json"; rm -f "$JSON"
   if ! start_sched --stats-out "$JSON" "$@"; then fail "$name: scx_sis did not attach"; return 1; fi
   local t0; t0=$(ts)
-  for i in 1 2 3; do
+  for i in $(seq "$runs"); do
     hackbench -p -g "$groups" -l "$loops" >>"$SCX_SIS_OUT/sis-hackbench-$name.out" 2>&1 || { fail "$name: hackbench failed"; break; }
   done
-  log "$name: 3 x hackbench -p -g $groups -l $loops in $(since "$t0") s"
+  log "$name: $runs x hackbench -p -g $groups -l $loops in $(since "$t0") s"
   check "$name: still attached after the load" kill -0 "$SCHED_PID"
   stop_sched INT || fail "$name: no clean detach"
   check_eq "$name: exit code" "$SCHED_RC" 0
@@ -29,14 +33,19 @@ run_mode() { # NAME ARGS...: attach with ARGS, hackbench overload, detach; sets 
 s() { stat_of "$JSON" "$1"; }
 
 if run_mode full; then
-  log "full: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["scans","probes","scan_success","scan_fail","missed_idle","fp_probes","fp_removed","resets","failprone_scans","sibling_rescues","recall_pct","probes_per_scan","fp_pct"]))' "$JSON")"
+  log "full: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["scans","probes","scan_success","scan_fail","oracle_checks","missed_idle","fp_probes","fp_removed","resets","failprone_scans","sibling_rescues","recall_pct","probes_per_scan","fp_pct"]))' "$JSON")"
   for f in scans scan_success fp_removed failprone_scans sibling_rescues resets filter_sets wake_scan wake_prev; do
     check_gt "full: $f fired" "$(s $f)" 0
   done
   check_eq "full: successes + failures = scans" "$(( $(s scan_success) + $(s scan_fail) ))" "$(s scans)"
   # a scan of an empty filter probes nothing, so probes >= successes (each success is a probe)
   check "full: probes ($(s probes)) >= successes ($(s scan_success))" test "$(s probes)" -ge "$(s scan_success)"
-  check "full: missed idle ($(s missed_idle)) <= failures ($(s scan_fail))" test "$(s missed_idle)" -le "$(s scan_fail)"
+  # the oracle checks each CPU's 16th, 32nd, ... failed scan: floor(fails/16) per CPU
+  fails=$(s scan_fail) checks=$(s oracle_checks)
+  check "full: oracle checks ($checks) = 1 in 16 failed scans ($fails), per CPU" \
+    test "$checks" -le $((fails / 16)) -a "$checks" -ge $(( (fails - 15 * NPROC) / 16 ))
+  check_gt "full: oracle checks" "$checks" 0
+  check "full: missed idle ($(s missed_idle)) <= oracle checks ($checks)" test "$(s missed_idle)" -le "$checks"
   check "full: fail-prone scans ($(s failprone_scans)) <= scans" test "$(s failprone_scans)" -le "$(s scans)"
   check "full: FP removals ($(s fp_removed)) <= FP probes ($(s fp_probes))" test "$(s fp_removed)" -le "$(s fp_probes)"
 fi
@@ -54,9 +63,10 @@ if run_mode linear --sis-mode linear; then
   check_eq "linear: no FP probes (no filter)" "$(s fp_probes)" 0
 fi
 
-if run_mode own-idle --no-builtin-idle; then
+if run_mode own-idle --no-builtin-idle --oracle-every 1; then
   check_gt "no-builtin-idle: scans succeed" "$(s scan_success)" 0
   check_eq "no-builtin-idle: successes + failures = scans" "$(( $(s scan_success) + $(s scan_fail) ))" "$(s scans)"
+  check_eq "no-builtin-idle, --oracle-every 1: every failed scan checked" "$(s oracle_checks)" "$(s scan_fail)"
 fi
 
 dmesg_check
