@@ -144,8 +144,11 @@ __noinline int core_is_idle(s32 cpu)
 	return true;
 }
 
-/* A thread of @cpu's core idle by record and allowed for @p, or -1. Nothing is claimed. */
-__noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu)
+/*
+ * A thread of @cpu's core (@cpu included) allowed for @p and idle, or -1:
+ * with @claim it is claimed (claim_cpu), else only idle by record.
+ */
+__noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu, bool claim)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	u32 k;
@@ -158,27 +161,9 @@ __noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu)
 		if (k >= t->nr_siblings)
 			break;
 		s = t->siblings[k];
-		if (cpu_is_idle(s) && sis_allowed(p, s))
-			return s;
-	}
-	return -1;
-}
-
-/* Claim an allowed thread of @cpu's core (@cpu itself included), or -1. */
-__noinline int claim_sibling(struct task_struct *p __arg_trusted, s32 cpu)
-{
-	struct cpu_topo *t = cpu_topo(cpu);
-	u32 k;
-
-	if (!t)
-		return -1;
-	for_each_smt(k) {
-		s32 s;
-
-		if (k >= t->nr_siblings)
-			break;
-		s = t->siblings[k];
-		if (sis_allowed(p, s) && claim_cpu(s))
+		if (!sis_allowed(p, s))
+			continue;
+		if (claim ? claim_cpu(s) : cpu_is_idle(s))
 			return s;
 	}
 	return -1;
@@ -406,12 +391,12 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 		}
 		/* remember an idle thread of a busy core */
 		if (sc->idle_cpu < 0)
-			sc->idle_cpu = idle_sibling(p, cpu);
+			sc->idle_cpu = idle_sibling(p, cpu, false);
 		return false;
 	}
 
 	if (sc->scan_sibling) {
-		s = claim_sibling(p, cpu);
+		s = idle_sibling(p, cpu, true);
 		if (s >= 0) {
 			sc->idle_cpu = s;
 			if (s != cpu)
@@ -585,26 +570,35 @@ found:
 }
 
 /*
- * Missed idle, judged by the state of record: an allowed CPU of @llc is
- * idle although the scan found nothing. Telemetry only.
+ * The first CPU of @llc idle by record, @skip excepted and, when @p is
+ * given, allowed for it; or -1. Shared by the oracle and the stealer kicks.
  */
-__noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 llc)
+static __always_inline s32 llc_first_idle(u32 llc, s32 skip, struct task_struct *p)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
 
 	if (!lt)
-		return false;
+		return -1;
 	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
 		s32 cpu;
 
 		if (pos >= lt->nr_cpus)
 			break;
 		cpu = llc_cpu_at(llc, pos);
-		if (cpu >= 0 && cpu_is_idle(cpu) && sis_allowed(p, cpu))
-			return true;
+		if (cpu >= 0 && cpu != skip && cpu_is_idle(cpu) && (!p || sis_allowed(p, cpu)))
+			return cpu;
 	}
-	return false;
+	return -1;
+}
+
+/*
+ * Missed idle, judged by the state of record: an allowed CPU of @llc is
+ * idle although the scan found nothing. Telemetry only.
+ */
+__noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 llc)
+{
+	return llc_first_idle(llc, -1, p) >= 0;
 }
 
 /* Start state: every CPU idle by record and in the filter at core granule. */

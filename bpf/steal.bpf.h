@@ -69,24 +69,13 @@ __noinline int steal_from(s32 cpu, s32 victim)
 /* Kick the first CPU of @llc idle by record, @self excepted; true if one was kicked. */
 static __always_inline bool kick_idle_in(u32 llc, s32 self)
 {
-	struct llc_topo *lt = llc_topo(llc);
-	u32 pos;
+	s32 cpu = llc_first_idle(llc, self, NULL);
 
-	if (!lt)
+	if (cpu < 0)
 		return false;
-	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
-		s32 cpu;
-
-		if (pos >= lt->nr_cpus)
-			break;
-		cpu = llc_cpu_at(llc, pos);
-		if (cpu >= 0 && cpu != self && cpu_is_idle(cpu)) {
-			stat_inc(STAT_KICK_IDLE);
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-			return true;
-		}
-	}
-	return false;
+	stat_inc(STAT_KICK_IDLE);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
 }
 
 /*
