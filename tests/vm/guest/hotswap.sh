@@ -25,7 +25,7 @@ for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 check_eq "progress workers started" "$(wc -l <"$pidfile" 2>/dev/null)" "$NPROC"
 
 seq0=$(enable_seq)
-t_all=$(ts); ok=0; attach_max=0; detach_max=0
+t_all=$(ts); ok=0; attach_max=0.0; detach_max=0.0
 for c in $(seq "$cycles"); do
   tc=$(ts)
   if ! start_sched ${SCX_SIS_ARGS:-}; then fail "cycle $c: attach failed"; cleanup_sched; break; fi
@@ -33,8 +33,9 @@ for c in $(seq "$cycles"); do
   if ! stop_sched INT; then fail "cycle $c: detach failed (state $(sched_state))"; break; fi
   if [ "$SCHED_RC" != 0 ]; then fail "cycle $c: scx_sis exit code $SCHED_RC"; tail -n 10 "$SCHED_OUT" | sed 's/^/  | /'; break; fi
   ok=$((ok + 1))
-  attach_max=$(awk -v a="$attach_max" -v b="$ATTACH_S" 'BEGIN { print (b > a) ? b : a }')
-  detach_max=$(awk -v a="$detach_max" -v b="$DETACH_S" 'BEGIN { print (b > a) ? b : a }')
+  # N.D seconds compare as integers once the dot is gone (no awk: execs are slow under TCG)
+  [ "${ATTACH_S/./}" -gt "${attach_max/./}" ] && attach_max=$ATTACH_S
+  [ "${DETACH_S/./}" -gt "${detach_max/./}" ] && detach_max=$DETACH_S
   log "cycle $c/$cycles: attach ${ATTACH_S}s detach ${DETACH_S}s total $(since "$tc")s"
 done
 seq1=$(enable_seq)

@@ -19,9 +19,14 @@ DETACH_TMO=${SCX_DETACH_TIMEOUT:-30}
 N_PASS=0
 N_FAIL=0
 
-ts() { date +%s.%N | cut -c1-14; }
+# Timing helpers use bash's EPOCHREALTIME, not date/awk: under TCG every exec costs tens of ms
+# and competes with the workload under test (the attach/detach polls run in tight loops).
+# ts: seconds with 3 decimals; now_ms: milliseconds
+ts() { echo "${EPOCHREALTIME:0:14}"; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo "${t:0:${#t}-3}"; }
+ts_ms() { local t=${1/./}; echo "$t"; }
 # elapsed seconds (1 decimal) since a `ts` value
-since() { awk -v a="$1" -v b="$(ts)" 'BEGIN { printf "%.1f", b - a }'; }
+since() { local d=$(( $(now_ms) - $(ts_ms "$1") )); echo "$((d / 1000)).$(( (d % 1000) / 100 ))"; }
 log() { echo "[$TEST_NAME] $*"; }
 pass() { N_PASS=$((N_PASS + 1)); echo "PASS $TEST_NAME: $*"; }
 fail() { N_FAIL=$((N_FAIL + 1)); echo "FAIL $TEST_NAME: $*"; }
@@ -55,7 +60,7 @@ require_scx_sis() {
   fi
 }
 
-sched_state() { cat "$SCX/state" 2>/dev/null || echo "?"; }
+sched_state() { local s="?"; { read -r s < "$SCX/state"; } 2>/dev/null; echo "$s"; }
 sched_ops() { cat "$SCX/root/ops" 2>/dev/null || true; }
 enable_seq() { cat "$SCX/enable_seq" 2>/dev/null || echo -1; }
 
@@ -67,7 +72,7 @@ wait_state() {
   while :; do
     [ "$(sched_state)" = "$want" ] && { WAITED=$(since "$t0"); return 0; }
     if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then WAITED=$(since "$t0"); return 2; fi
-    awk -v a="$t0" -v b="$(ts)" -v t="$tmo" 'BEGIN { exit !(b - a >= t) }' && { WAITED=$(since "$t0"); return 1; }
+    [ $(( $(now_ms) - $(ts_ms "$t0") )) -ge $((tmo * 1000)) ] && { WAITED=$(since "$t0"); return 1; }
     sleep 0.1
   done
 }
