@@ -570,10 +570,10 @@ found:
 }
 
 /*
- * The first CPU of @llc idle by record, @skip excepted and, when @p is
- * given, allowed for it; or -1. Shared by the oracle and the stealer kicks.
+ * The first CPU of @llc idle by record other than @self (-1: any) and, when
+ * @p is given, allowed for it; or -1. Shared by the oracle and the stealer kicks.
  */
-static __always_inline s32 llc_first_idle(u32 llc, s32 skip, struct task_struct *p)
+static __always_inline s32 llc_first_idle(u32 llc, s32 self, struct task_struct *p)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u32 pos;
@@ -586,7 +586,7 @@ static __always_inline s32 llc_first_idle(u32 llc, s32 skip, struct task_struct 
 		if (pos >= lt->nr_cpus)
 			break;
 		cpu = llc_cpu_at(llc, pos);
-		if (cpu >= 0 && cpu != skip && cpu_is_idle(cpu) && (!p || sis_allowed(p, cpu)))
+		if (cpu >= 0 && cpu != self && cpu_is_idle(cpu) && (!p || sis_allowed(p, cpu)))
 			return cpu;
 	}
 	return -1;

@@ -92,11 +92,9 @@ chmod +x "$gscript"
 qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=single"
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
-# access that also lets TCG switch vCPUs, and the task current at that moment is charged the
-# whole round (a loader polling its clock showed as using one CPU). The TCG TSC is one global
-# virtual clock, so it is in fact synchronized.
+# access. The TCG TSC is one global virtual clock, so it is in fact synchronized.
 vngcmd=(vng --verbose --force-9p --disable-kvm --run "$kernel" --cpus "$cpus" --memory "$memory"
-        --append "tsc=reliable ${VM_APPEND:-}"
+        --append "tsc=reliable"
         --user root --rwdir "$repo/target" --cwd "$repo" --qemu-opts="$qopts" --exec "$gscript")
 
 {

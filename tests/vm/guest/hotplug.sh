@@ -2,11 +2,11 @@
 # hotplug: CPU hotplug while scx_sis runs. scx_sis implements no cpu_online/offline, so the
 # kernel ends it with a restartable exit; the loader must re-discover the topology and attach
 # again by itself, each time a CPU goes and comes back, with no stall.
-# Known kernel bug, tolerated on 6.12 only (DMESG_KNOWN): once in many runs, while the scheduler
+# Known kernel bug, tolerated on 6.12 only (DMESG_KNOWN): now and then (1 of 3 logged runs), while the scheduler
 # is being switched off for the hotplug and the CPU goes down, 6.12.117 warns in
 # kernel/sched/deadline.c (`dl_rq->running_bw > old` from inactive_task_timer, CPU 0 idle): the
-# fair server's deadline bandwidth is subtracted twice. BPF code cannot reach that accounting;
-# the deadline/dl_server hotplug accounting was reworked upstream after 6.12 and 7.3 never showed it.
+# fair server's deadline bandwidth is subtracted twice. BPF code cannot reach that accounting,
+# and 7.3 never showed it.
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; echo 1 > /sys/devices/system/cpu/cpu$last/online 2>/dev/null' EXIT

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Imbalance in a migration trace of spinners (pinned.c with PINNED_TRACE).
 
-usage: spread.py CPULIST SKIP_S END_S TRACE...
+usage: spread.py CPULIST FROM_S END_S TRACE...
 Each TRACE holds 'T CPU' lines: the spinner found itself on CPU at time T. Spinners never
 sleep, so a CPU of CPULIST with no spinner while another CPU holds two or more is a CPU idle
-while work waits. From SKIP_S seconds after the first event to END_S seconds after it, prints
+while work waits. From FROM_S seconds after the first event to END_S seconds after it, prints
   imbalanced_ms=X longest_ms=Y at_s=Z switches=N
 X: total time in that state, Y: its longest stretch, Z: when that began (s after the first event).
 """
@@ -20,7 +20,7 @@ def cpulist(s):
 
 
 def main():
-    cpus, skip, end, paths = cpulist(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+    cpus, start, end, paths = cpulist(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
     events = []
     for i, path in enumerate(paths):
         with open(path) as f:
@@ -32,7 +32,7 @@ def main():
         return
     events.sort()
     t0 = events[0][0]
-    lo, hi = t0 + skip, t0 + end
+    lo, hi = t0 + start, t0 + end
     where = {}
     total = longest = 0.0
     began = None
