@@ -97,7 +97,7 @@ enum sis_stat {
 	STAT_DIRECT_IDLE,		/* inserted to a local DSQ from select_cpu (idle CPU found) */
 	STAT_KTHREAD,			/* per-CPU kthreads inserted to their local DSQ */
 	STAT_DISPATCH_LOCAL,		/* tasks moved from the CPU's own DSQ */
-	STAT_KEEP_PREV,			/* prev kept running: nothing else queued */
+	STAT_KEEP_PREV,			/* prev kept running: nothing queued, or still the lowest vtime */
 	STAT_KICK_IDLE,			/* idle CPUs kicked after an enqueue */
 
 	/* wakeup paths (seed 001) */

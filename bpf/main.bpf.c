@@ -345,13 +345,48 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		steal_kick(cpu_llc(cpu), cpu);
 }
 
+/* vtime of the first task of DSQ @dsq (vtime order), if any */
+static __always_inline bool dsq_head_vtime(u64 dsq, u64 *vtime)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		*vtime = p->scx.dsq_vtime;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * prev's slice ended and it is still runnable. It is not in the DSQ while
+ * ops.dispatch runs, so the DSQ alone would hand the CPU to the next task
+ * every slice whatever the vtimes (two tasks of any weights would split the
+ * CPU 1:1): charge it, and let it go on while it is still the one owed most.
+ */
+static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev)
+{
+	struct task_ctx *tctx = lookup_task_ctx(prev);
+	u64 head = 0;
+	bool waiting = dsq_head_vtime(cpu, &head);
+
+	if (tctx)
+		prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
+							prev->scx.weight, scx_bpf_now(), !waiting);
+	return !waiting || !vtime_before(head, prev->scx.dsq_vtime);
+}
+
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED);
-	struct task_ctx *tctx;
 
 	/* a slice ended on a busy CPU: even out with a busier one first */
 	if (prev_on && balance_pull(cpu, scx_bpf_now())) {
+		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
+		return;
+	}
+	if (prev_on && prev_goes_on(cpu, prev)) {
+		stat_inc(STAT_KEEP_PREV);
+		prev->scx.slice = slice_ns;
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
 		return;
 	}
@@ -362,13 +397,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	overload_clear(cpu);
 
-	/* Nothing else wants this CPU: let prev go on with a fresh slice. */
+	/* nothing queued here after all (moved away meanwhile): prev goes on */
 	if (prev_on) {
 		stat_inc(STAT_KEEP_PREV);
-		/* charge what it ran so far: its clock follows it while it is alone */
-		if ((tctx = lookup_task_ctx(prev)))
-			prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
-								prev->scx.weight, scx_bpf_now(), true);
 		prev->scx.slice = slice_ns;
 		return;
 	}

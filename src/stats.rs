@@ -98,7 +98,7 @@ counter_fields! {
     direct_idle = sis_stat_STAT_DIRECT_IDLE: "Wakeups inserted straight into an idle CPU's local DSQ",
     kthread = sis_stat_STAT_KTHREAD: "Per-CPU kthreads enqueued (queued first by credit, may preempt at once)",
     dispatch_local = sis_stat_STAT_DISPATCH_LOCAL: "Tasks moved from a CPU's own DSQ to run",
-    keep_prev = sis_stat_STAT_KEEP_PREV: "Times prev kept its CPU because nothing else was queued",
+    keep_prev = sis_stat_STAT_KEEP_PREV: "Times prev kept its CPU at the end of its slice: nothing queued, or still the lowest vtime",
     kick_idle = sis_stat_STAT_KICK_IDLE: "Idle CPUs kicked after an enqueue",
     wake_prev = sis_stat_STAT_WAKE_PREV: "ttwu placed on the idle wake-affine target or prev",
     wake_sync = sis_stat_STAT_WAKE_SYNC: "ttwu placed on the waker's CPU (sync, waker about to idle)",
