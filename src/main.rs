@@ -90,10 +90,12 @@ struct Opts {
     #[arg(short = 'V', long)]
     version: bool,
 
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     cmd: Option<Cmd>,
 }
 
+#[cfg(feature = "bench")]
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
     /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
@@ -319,6 +321,7 @@ fn run(opts: Opts) -> Result<()> {
     }
     init_log(opts.verbose)?;
 
+    #[cfg(feature = "bench")]
     if let Some(Cmd::Bench(args)) = &opts.cmd {
         return scx_sis::bench::run(args);
     }
@@ -355,6 +358,15 @@ fn run(opts: Opts) -> Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "bench")]
+fn bench_usage_error(e: &anyhow::Error) -> Option<&scx_sis::bench::BenchUsageError> {
+    e.root_cause().downcast_ref()
+}
+#[cfg(not(feature = "bench"))]
+fn bench_usage_error(_: &anyhow::Error) -> Option<&'static str> {
+    None
+}
+
 fn main() -> ExitCode {
     let opts = match Opts::try_parse() {
         Ok(o) => o,
@@ -377,7 +389,7 @@ fn main() -> ExitCode {
             if let Some(u) = e.downcast_ref::<UsageError>() {
                 eprintln!("scx_sis: error: {u}");
                 ExitCode::from(2)
-            } else if let Some(u) = e.root_cause().downcast_ref::<scx_sis::bench::BenchUsageError>() {
+            } else if let Some(u) = bench_usage_error(&e) {
                 eprintln!("scx_sis: error: {u}");
                 ExitCode::from(2)
             } else {

@@ -1,0 +1,86 @@
+//! The machine a session runs on: what is recorded about it, and whether it can attach
+//! schedulers at all.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::model::HostInfo;
+use super::{sched, usage};
+
+pub fn nproc() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+pub fn host_info() -> HostInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, m)| m.trim().to_string())
+        .unwrap_or_default();
+    let mut llcs: Vec<String> = vec![];
+    if let Ok(rd) = std::fs::read_dir("/sys/devices/system/cpu") {
+        let mut v: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("cache/index3/shared_cpu_list")).ok())
+            .map(|s| s.trim().to_string())
+            .collect();
+        v.sort();
+        v.dedup();
+        llcs = v;
+    }
+    HostInfo {
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        nproc: nproc(),
+        cpu_model,
+        llcs,
+        scx_sis_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// Local time as (YYYY-MM-DD HH:MM:SS, YYYY-MM-DD-HHMMSS).
+pub fn local_time() -> (String, String) {
+    unsafe {
+        let t = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&t, &mut tm);
+        let (y, mo, d, h, mi, s) = (tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        (format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}"), format!("{y:04}-{mo:02}-{d:02}-{h:02}{mi:02}{s:02}"))
+    }
+}
+
+/// Is the system fit to attach schedulers? BenchUsageError if not.
+pub fn preflight() -> Result<()> {
+    if !Path::new(sched::SCX_SYSFS).exists() {
+        let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        return Err(usage(format!(
+            "this kernel ({}) has no sched_ext: {} is missing; run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
+            rel.trim(),
+            sched::SCX_SYSFS
+        )));
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage("scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)"));
+    }
+    let st = sched::state();
+    if st != "disabled" {
+        return Err(usage(format!(
+            "a sched_ext scheduler ({}) is already attached (state: {st}); stop it first: the baseline needs the fair class",
+            sched::ops()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_time_format() {
+        let (a, b) = local_time();
+        assert_eq!((a.len(), b.len()), (19, 17));
+    }
+}
