@@ -305,7 +305,12 @@ fn init_log(verbose: bool) -> Result<()> {
         if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
         cfg.build(),
         simplelog::TerminalMode::Stderr,
-        simplelog::ColorChoice::Auto,
+        // colour only for a terminal: a log file gets plain text (termcolor's Auto would not)
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            simplelog::ColorChoice::Auto
+        } else {
+            simplelog::ColorChoice::Never
+        },
     )?;
     Ok(())
 }

@@ -91,61 +91,9 @@ pub struct BenchArgs {
     pub report: Option<PathBuf>,
 }
 
-/// Split an option string like a shell would (whitespace, '...', "...", backslash).
+/// Split an option string like a POSIX shell would (whitespace, '...', "...", backslash).
 pub fn split_args(s: &str) -> Result<Vec<String>, String> {
-    let mut out = vec![];
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => cur.push(c),
-                        None => return Err(format!("unterminated ' in {s:?}")),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c) => cur.push(c),
-                            None => return Err(format!("trailing \\ in {s:?}")),
-                        },
-                        Some(c) => cur.push(c),
-                        None => return Err(format!("unterminated \" in {s:?}")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(c) => cur.push(c),
-                    None => return Err(format!("trailing \\ in {s:?}")),
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    out.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        out.push(cur);
-    }
-    Ok(out)
+    shlex::split(s).ok_or_else(|| format!("unbalanced quotes or a trailing \\ in {s:?}"))
 }
 
 fn check_name(name: &str, what: &str, taken: &[Variant]) -> Result<()> {
@@ -284,6 +232,10 @@ pub(crate) mod tests {
         assert_eq!(split_args(" -a 'b c' \"d \\\"e\" f\\ g ''").unwrap(), ["-a", "b c", "d \"e", "f g", ""]);
         assert!(split_args("'x").is_err());
         assert_eq!(split_args("").unwrap(), Vec::<String>::new());
+        // what the plan shows splits back into the same words
+        let words = ["-m", "a b", "it's", "", "x\"y"].map(String::from);
+        let shown = Variant { name: "v".into(), kind: VariantKind::ScxSis { args: words.to_vec() } }.describe();
+        assert_eq!(split_args(&shown).unwrap()[1..], words);
     }
 
     #[test]

@@ -42,13 +42,8 @@ pub fn host_info() -> HostInfo {
 
 /// Local time as (YYYY-MM-DD HH:MM:SS, YYYY-MM-DD-HHMMSS).
 pub fn local_time() -> (String, String) {
-    unsafe {
-        let t = libc::time(std::ptr::null_mut());
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        let (y, mo, d, h, mi, s) = (tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-        (format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}"), format!("{y:04}-{mo:02}-{d:02}-{h:02}{mi:02}{s:02}"))
-    }
+    let now = chrono::Local::now();
+    (now.format("%Y-%m-%d %H:%M:%S").to_string(), now.format("%Y-%m-%d-%H%M%S").to_string())
 }
 
 /// Is the system fit to attach schedulers? BenchUsageError if not.
