@@ -223,7 +223,7 @@ pub(crate) mod tests {
     }
 
     pub fn is_usage(e: &anyhow::Error) -> bool {
-        e.root_cause().downcast_ref::<crate::bench::BenchUsageError>().is_some()
+        crate::error::as_usage(e).is_some()
     }
 
     #[test]

@@ -1,12 +1,9 @@
 //! The machine a session runs on: what is recorded about it, and whether it can attach
 //! schedulers at all.
 
-use std::path::Path;
-
 use anyhow::Result;
 
 use super::model::HostInfo;
-use super::{sched, usage};
 
 pub fn nproc() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
@@ -46,27 +43,13 @@ pub fn local_time() -> (String, String) {
     (now.format("%Y-%m-%d %H:%M:%S").to_string(), now.format("%Y-%m-%d-%H%M%S").to_string())
 }
 
-/// Is the system fit to attach schedulers? BenchUsageError if not.
+/// Is the system fit to attach schedulers? A UsageError if not.
 pub fn preflight() -> Result<()> {
-    if !Path::new(sched::SCX_SYSFS).exists() {
-        let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        return Err(usage(format!(
-            "this kernel ({}) has no sched_ext: {} is missing; run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
-            rel.trim(),
-            sched::SCX_SYSFS
-        )));
-    }
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(usage("scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)"));
-    }
-    let st = sched::state();
-    if st != "disabled" {
-        return Err(usage(format!(
-            "a sched_ext scheduler ({}) is already attached (state: {st}); stop it first: the baseline needs the fair class",
-            sched::ops()
-        )));
-    }
-    Ok(())
+    crate::preflight::check(&crate::preflight::Hints {
+        no_sched_ext: "run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
+        not_root: "scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)",
+        attached: ": the baseline needs the fair class",
+    })
 }
 
 #[cfg(test)]

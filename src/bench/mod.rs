@@ -34,17 +34,5 @@ pub mod workloads;
 pub use cli::{build_suites, build_variants, split_args, BenchArgs};
 pub use session::run;
 
-/// Bad input or an unfit system: main prints `scx_sis: error: <msg>` and exits 2.
-#[derive(Debug)]
-pub struct BenchUsageError(pub String);
-
-impl std::fmt::Display for BenchUsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for BenchUsageError {}
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    BenchUsageError(msg.into()).into()
-}
+// bad input or an unfit system: the one usage error of scx_sis (exit code 2, one line)
+use crate::error::usage_err as usage;

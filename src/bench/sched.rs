@@ -14,25 +14,10 @@ use scx_stats::prelude::StatsClient;
 use super::model::{Variant, VariantKind};
 use super::runner::{safe, AfterRun, Controller, CtlError};
 
-pub const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+pub use crate::preflight::{ops, state, SCX_SYSFS};
 
-fn read_trim(p: &str) -> String {
-    std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
-}
-
-pub fn state() -> String {
-    let s = read_trim(&format!("{SCX_SYSFS}/state"));
-    if s.is_empty() {
-        "?".into()
-    } else {
-        s
-    }
-}
-pub fn ops() -> String {
-    read_trim(&format!("{SCX_SYSFS}/root/ops"))
-}
 pub fn enable_seq() -> Option<u64> {
-    read_trim(&format!("{SCX_SYSFS}/enable_seq")).parse().ok()
+    std::fs::read_to_string(format!("{SCX_SYSFS}/enable_seq")).ok()?.trim().parse().ok()
 }
 
 /// The ops name a scheduler binary registers: scx_sis → "scx_sis", scx_bpfland → "bpfland"

@@ -168,13 +168,12 @@ fn append_run(path: &Path, r: &model::RunRecord) -> Result<()> {
 mod tests {
     use super::*;
     use crate::bench::cli::tests::{args, is_usage};
-    use crate::bench::BenchUsageError;
 
     #[test]
     fn usage_errors_downcast_through_context() {
         let e: anyhow::Error = usage("bad");
         let e = e.context("while doing x");
-        assert_eq!(e.root_cause().downcast_ref::<BenchUsageError>().unwrap().0, "bad");
+        assert_eq!(crate::error::as_usage(&e).unwrap().0, "bad");
         // run() itself: --runs 0 and an unknown suite are usage errors before any system check
         assert!(is_usage(&run(&args(&["--runs", "0"])).unwrap_err()));
         assert!(is_usage(&run(&args(&["--suite", "bogus", "--dry-run"])).unwrap_err()));
