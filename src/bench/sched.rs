@@ -343,10 +343,11 @@ mod tests {
         let no_color: Vec<_> = cmd.get_envs().filter(|(k, _)| *k == "NO_COLOR").collect();
         assert_eq!(no_color, [(std::ffi::OsStr::new("NO_COLOR"), Some(std::ffi::OsStr::new("1")))]);
         // and a program that colours its log by termcolor's `Auto` rule sees it
-        let out = scheduler_command(Path::new("/bin/sh"), &["-c".into(), "echo ${NO_COLOR-unset}".into()], log(), log())
-            .stdout(Stdio::piped())
-            .output()
-            .unwrap();
+        let out =
+            scheduler_command(Path::new("/bin/sh"), &["-c".into(), "echo ${NO_COLOR-unset}".into()], log(), log())
+                .stdout(Stdio::piped())
+                .output()
+                .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
     }
 }

@@ -27,7 +27,6 @@ fn fmt_secs(s: f64) -> String {
     }
 }
 
-
 /// Write table.txt and the plots of `res` into `dir`; returns the table text.
 fn render(res: &Results, dir: &Path) -> Result<String> {
     let table = report::format_report(res);

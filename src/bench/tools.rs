@@ -34,7 +34,6 @@ pub fn check_tools(suite: &str) -> Result<(), String> {
     Ok(())
 }
 
-
 /// Full path of `prog` on PATH (or `prog` itself if it contains a '/' and exists).
 pub fn which(prog: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
