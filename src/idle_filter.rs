@@ -15,7 +15,7 @@ pub enum SisMode {
     Linear,
     /// Idle filter, no fail-prone handling.
     Filter,
-    /// Idle filter with fail-prone scans (seed 000).
+    /// Idle filter with fail-prone scans ("sched/fair: Deal with SIS scan failures").
     Full,
 }
 

@@ -13,9 +13,9 @@ use crate::topology::Topology;
 pub enum StealMode {
     /// No overloaded map, no stealing.
     Off,
-    /// Maintain the overloaded map but never steal (the seed's cost check).
+    /// Maintain the overloaded map but never steal (the map's own cost).
     MapOnly,
-    /// Steal on idle (seed 004).
+    /// Steal on idle ("steal tasks to improve CPU utilization").
     On,
 }
 
