@@ -18,8 +18,8 @@ use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, 
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
 use scx_sis::error::{as_usage, usage_err};
-use scx_sis::maps::{self, Layout};
 use scx_sis::idle_filter::{self, SisMode};
+use scx_sis::maps::{self, Layout};
 use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::stats::{self, Counters, Metrics, Samples};
 use scx_sis::topology::{self, Topology};
