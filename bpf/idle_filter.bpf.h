@@ -24,23 +24,7 @@ const volatile u32 sis_mode = SIS_MODE_FULL;
 const volatile bool builtin_idle = true;
 const volatile u32 filter_stride = SIS_WORDS_PER_LINE;	/* u64 words per LLC filter */
 
-/* One cache line per CPU: only its owner writes it, except claims. */
-struct cpu_ctx {
-	u32 idle;		/* state of record: 1 idle, claimed by CAS 1 -> 0 */
-	u32 fail_prone;		/* the last scan from this CPU failed */
-	u64 filter_gen;		/* LLC generation when this CPU last set itself */
-	u32 busy;		/* counted in the LLC's nr_busy; owner-written */
-	u32 __pad0;
-	u64 __pad[5];
-};
-
-struct llc_ctx {
-	u64 gen;		/* bumped on reset: expires every cached filter_gen */
-	u32 has_idle_cores;	/* hint: a fully idle core may exist */
-	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
-	u64 __pad[6];
-};
-
+/* struct cpu_ctx and struct llc_ctx are in intf.h (shared with user space) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, u32);
@@ -465,7 +449,8 @@ __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *s
 	cpu = llc_cpu_at(sc->llc, pos);
 	if (cpu < 0 || !sis_allowed(p, cpu))
 		return false;
-	if (--sc->nr <= 0)
+	/* the idle-core search is not depth-limited (CFS's select_idle_cpu) */
+	if (!sc->has_idle_core && --sc->nr <= 0)
 		return true;
 	if (scan_probe(p, sc, cpu, pos)) {
 		sc->found = 1;
@@ -545,12 +530,16 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 
 	if (sc->found)
 		goto found;
-	/* no fully idle core: an idle thread of a busy one will do */
-	if (sc->has_idle_core && sc->idle_cpu >= 0 && claim_cpu(sc->idle_cpu))
-		goto found;
-
-	if (sc->has_idle_core)
+	if (sc->has_idle_core) {
+		/*
+		 * The search for a fully idle core failed: the hint goes even when
+		 * an idle thread of a busy core serves (seed 000), or every later
+		 * wakeup would repeat the full search.
+		 */
 		WRITE_ONCE(l->has_idle_cores, 0);
+		if (sc->idle_cpu >= 0 && claim_cpu(sc->idle_cpu))
+			goto found;
+	}
 
 	if (sc->full && (sc->has_idle_core || sc->scan_sibling)) {
 		/* a failed fail-prone full scan already removed what was stale */

@@ -24,6 +24,53 @@ enum sis_consts {
 	STEAL_SCAN_TASKS	= 16,	/* tasks examined per victim DSQ */
 	SIS_DFL_SLICE_NS	= 5000000,
 	SIS_DFL_ORACLE_EVERY	= 16,	/* failed scans per oracle check (telemetry) */
+	SIS_WEIGHT_DFL		= 100,	/* p->scx.weight of a nice-0 task */
+	/* a move must narrow the load gap by this much of the task's weight (hysteresis) */
+	BAL_MARGIN_PCT		= 12,
+};
+
+/* One cache line per CPU: only its owner writes it, except claims (idle_filter.bpf.h). */
+struct cpu_ctx {
+	u32 idle;		/* state of record: 1 idle, claimed by CAS 1 -> 0 */
+	u32 fail_prone;		/* the last scan from this CPU failed */
+	u64 filter_gen;		/* LLC generation when this CPU last set itself */
+	u32 busy;		/* counted in the LLC's nr_busy; owner-written */
+	u32 __pad0;
+	u64 __pad[5];
+};
+
+/* Per LLC, one cache line (idle_filter.bpf.h). */
+struct llc_ctx {
+	u64 gen;		/* bumped on reset: expires every cached filter_gen */
+	u32 has_idle_cores;	/* hint: a fully idle core may exist */
+	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
+	u64 __pad[6];
+};
+
+/*
+ * Per-CPU queue state (vtime.bpf.h, balance.bpf.h), one cache line: the
+ * queue's vtime clock, its weighted load, and what runs on it now.
+ */
+struct cpu_sched {
+	u64 vclock;		/* vtime clock of the CPU's queue: lag is measured against it */
+	u64 load;		/* sum of the weights of the runnable tasks accounted here */
+	u64 curr_vtime;		/* vtime of the running task when it started */
+	u64 curr_started;	/* when it started (ns); 0: nothing of ours runs */
+	u32 curr_weight;
+	u32 released;		/* taken by a higher class (RT/DL/stop) */
+	u64 last_balance;	/* when this CPU last looked for a busier one */
+	u32 nr_runnable;	/* tasks accounted in load */
+	u32 __pad0;
+	u64 last_xllc;		/* ... and when in other LLCs too */
+};
+
+/* A task's side of the vtime and load accounting (lives in its task storage). */
+struct task_sched {
+	s32 vcpu;		/* CPU whose vclock p->scx.dsq_vtime is relative to */
+	s32 load_cpu;		/* CPU whose load holds this task's weight; -1: none */
+	u32 load_weight;	/* the weight added there */
+	u32 __pad;
+	u64 charged_at;		/* run time is charged up to here */
 };
 
 /* Per-CPU "cached domain shortcuts" (seed 001), filled by user space. */
@@ -85,6 +132,14 @@ enum sis_stat {
 	STAT_STEAL_EMPTY,		/* map named no overloaded CPU */
 	STAT_STEAL_NOT_MIGRATABLE,	/* overloaded CPUs had nothing this CPU may run */
 
+	/* fairness (vtime.bpf.h, balance.bpf.h) */
+	STAT_PREEMPT_KICK,		/* a woken task owed time preempted a running one */
+	STAT_BALANCE_PULL,		/* tasks pulled from a busier CPU of the LLC */
+	STAT_BALANCE_PULL_XLLC,		/* ... from a busier CPU of another LLC */
+	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
+	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
+	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
+
 	SIS_NR_STATS,
 };
 
@@ -105,6 +160,73 @@ enum steal_mode {
 	STEAL_OFF		= 0,
 	STEAL_MAP_ONLY		= 1,	/* maintain the overloaded map, never steal */
 	STEAL_ON		= 2,
+};
+
+/*
+ * Arguments of the host-test programs (bpf/sis_test.bpf.c), each passed as
+ * the BPF_PROG_TEST_RUN context and read back after the run.
+ */
+struct cpu_args {
+	s32 cpu;
+	s32 ret;
+};
+
+struct scan_args {
+	s32 target;
+	u32 llc;
+	s32 cpu;
+	u32 probes;
+	u32 full;
+	u32 fail_prone;
+	u32 missed;
+};
+
+struct ovl_args {
+	s32 cpu;
+	u32 final_set;		/* toggle: leave the bit set */
+	s32 ret;
+};
+
+struct walk_args {
+	u32 llc;
+	u32 start;
+	u32 len;
+	u32 count;
+};
+
+/* one call into vtime.bpf.h for test task @slot */
+struct vtime_args {
+	u32 op;			/* enum vtime_test_op */
+	u32 slot;		/* test task */
+	s32 cpu;
+	u32 weight;
+	u64 vtime;		/* in: the task's vtime; out: the result */
+	u64 now;
+	u64 min_ns;
+	u32 flag;		/* wakeup (place), alone (update/stop) */
+	s32 ret;		/* preempt: 1 / 0 */
+};
+
+enum vtime_test_op {
+	VT_PLACE		= 0,
+	VT_RUNNING		= 1,
+	VT_UPDATE_CURR		= 2,
+	VT_STOPPING		= 3,
+	VT_SHOULD_PREEMPT	= 4,
+	VT_LOAD_ACCOUNT		= 5,
+	VT_INIT			= 6,
+};
+
+struct balance_args {
+	s32 cpu;
+	u32 llc;
+	u64 now;
+	u64 weight;		/* may_move */
+	u64 gap;		/* in: may_move; out: the pick's gap */
+	s32 victim;		/* out: pick victim / least-loaded CPU / idlest LLC */
+	u32 xllc;
+	s32 ret;		/* may_move: 1 / 0 */
+	u32 __pad;
 };
 
 #endif /* __SIS_INTF_H */

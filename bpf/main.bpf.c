@@ -4,12 +4,15 @@
  *   topology.bpf.h     cached domain shortcuts (seed 001)
  *   idle_filter.bpf.h  SIS_CORE idle filter, fail-prone scans (seeds 000, 003)
  *   overload.bpf.h     overloaded-CPU map (seed 004)
- *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004)
+ *   vtime.bpf.h        per-CPU vtime clocks, lag, run-time charge, weighted load
+ *   balance.bpf.h      balance between busy CPUs by weighted load (decisions)
+ *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
+ *                      move balance_pull makes
  *   stats.bpf.h        per-CPU counters
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
- * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), weighted
- * fair by p->scx.weight, bounded slice.
+ * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), each with
+ * its own clock, weighted fair by p->scx.weight, bounded slice.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -28,21 +31,20 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
+#include "vtime.bpf.h"
+#include "balance.bpf.h"
 #include "steal.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-const volatile u64 slice_ns = SIS_DFL_SLICE_NS;
-
-/* Largest vtime seen running: new and waking tasks start near it. */
-static u64 vtime_now;
-
 struct task_ctx {
+	struct task_sched ts;	/* vtime and load accounting (vtime.bpf.h) */
 	s32 recent_cpu;		/* prev of the wakeup before last (CFS's recent_used_cpu) */
 	u32 exec_pending;	/* exec'd since its last placement */
 	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
+	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
 };
 
 struct {
@@ -131,24 +133,6 @@ static __always_inline bool llc_less_loaded(s32 a, s32 b)
 	return READ_ONCE(la->nr_busy) < READ_ONCE(lb->nr_busy);
 }
 
-/* Least loaded LLC by the incrementally kept nr_busy; @prev's LLC wins ties. */
-static __always_inline s32 idlest_llc(s32 prev)
-{
-	s32 best = cpu_llc(prev), best_busy = 0x7fffffff, i;
-	struct llc_ctx *l;
-
-	if (best >= 0 && (l = llc_ctx(best)))
-		best_busy = READ_ONCE(l->nr_busy);
-	bpf_for(i, 0, nr_llcs) {
-		l = llc_ctx(i);
-		if (l && READ_ONCE(l->nr_busy) < best_busy) {
-			best = i;
-			best_busy = READ_ONCE(l->nr_busy);
-		}
-	}
-	return best;
-}
-
 /* fork/exec: no cache to be affine to; place by load on the idlest LLC. */
 __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, bool *idle)
 {
@@ -165,13 +149,20 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 		*idle = true;
 		return cpu;
 	}
+	/* nothing idle: the least-loaded CPU there, not prev (it may be the busiest) */
+	cpu = least_loaded_cpu(p, llc);
+	if (cpu >= 0) {
+		stat_inc(STAT_FORK_LEAST_LOADED);
+		return cpu;
+	}
 	return prev;
 }
 
 /*
  * ttwu (select_idle_sibling's order): the wake-affine target or prev if idle
- * and cache-affine; the waker's CPU on a sync wakeup when it is about to
- * idle; a recently used CPU; then the LLC scan around the target.
+ * and cache-affine; a recently used CPU; the LLC scan around the target;
+ * then, on a sync wakeup, the waker's CPU when nothing waits there (it is
+ * about to idle, but an idle CPU is a surer bet than its word).
  */
 __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wake_flags,
 				    bool *idle)
@@ -191,24 +182,16 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	    !cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))
 		target = this;
 
-	if (claim_cpu(target)) {
+	/* prev may have left p->cpus_ptr since p last ran */
+	if (sis_allowed(p, target) && claim_cpu(target)) {
 		stat_inc(STAT_WAKE_PREV);
 		goto idle;
 	}
-	if (target != prev && cpus_share_llc(prev, target) && claim_cpu(prev)) {
+	if (target != prev && cpus_share_llc(prev, target) && sis_allowed(p, prev) &&
+	    claim_cpu(prev)) {
 		target = prev;
 		stat_inc(STAT_WAKE_PREV);
 		goto idle;
-	}
-
-	/* the waker goes to sleep and leaves its CPU, with a warm cache, to us */
-	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
-	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
-	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
-		stat_inc(STAT_WAKE_SYNC);
-		if (tctx)
-			tctx->sync_placed = 1;
-		return this;
 	}
 
 	recent = tctx ? tctx->recent_cpu : -1;
@@ -230,8 +213,22 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 			goto idle;
 		}
 	}
+
+	/* the waker goes to sleep and leaves its CPU, with a warm cache, to us */
+	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
+	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
+	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
+		stat_inc(STAT_WAKE_SYNC);
+		if (tctx)
+			tctx->sync_placed = 1;
+		return this;
+	}
+
 	/* nothing idle: stay where the cache is warm rather than pile on the waker */
 	stat_inc(STAT_WAKE_NONE);
+	/* unless RT/DL holds prev: nothing of ours runs there for now */
+	if (cpu_released(prev) && llc >= 0 && (cpu = least_loaded_cpu(p, cpu_llc(prev))) >= 0)
+		return cpu;
 	return prev;
 idle:
 	*idle = true;
@@ -274,30 +271,44 @@ int BPF_PROG(sis_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
 	return 0;
 }
 
+/*
+ * The CPU whose DSQ @p joins: its own, unless RT/DL holds that CPU (a task
+ * re-enqueued by ops.cpu_release or preempted there) and @p may go elsewhere.
+ */
+static __always_inline s32 enqueue_cpu(struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p), alt;
+
+	if (!cpu_released(cpu) || p->nr_cpus_allowed == 1 || is_migration_disabled(p))
+		return cpu;
+	alt = least_loaded_cpu(p, cpu_llc(cpu));
+	if (alt < 0)
+		return cpu;
+	stat_inc(STAT_RELEASED_REDIRECT);
+	return alt;
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	u64 vtime = p->scx.dsq_vtime;
-	struct task_ctx *tctx;
-	s32 cpu;
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
+	u64 vtime = p->scx.dsq_vtime, now = scx_bpf_now();
+	s32 cpu, this = bpf_get_smp_processor_id();
 
 	stat_inc(STAT_ENQUEUE);
-
-	/* A per-CPU kthread can run nowhere else: never make it wait behind a DSQ. */
-	if (is_pcpu_kthread(p)) {
+	if (kthread)
 		stat_inc(STAT_KTHREAD);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
-		return;
-	}
-
-	/* Sleepers keep at most one slice of credit. */
-	if (time_before(vtime, vtime_now - slice_ns))
-		vtime = vtime_now - slice_ns;
 
 	/*
-	 * task_cpu is always allowed here: the core picked it through
-	 * select_cpu/fallback, or the task is migration-disabled on it.
+	 * task_cpu is allowed here: the core picked it through select_cpu or
+	 * fallback, or the task is migration-disabled on it.
 	 */
-	cpu = scx_bpf_task_cpu(p);
+	cpu = enqueue_cpu(p);
+	if (tctx) {
+		new = tctx->new_task;
+		tctx->new_task = 0;
+		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
+	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
 
 	if (claim_cpu(cpu)) {
@@ -310,13 +321,21 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * nothing and its idle entry: the kernel skips this kick unless the CPU
 	 * is idle or still balancing, so it only closes that lost-wakeup window.
 	 */
-	if (cpu != bpf_get_smp_processor_id())
+	if (cpu != this)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	/*
+	 * A woken or new task owed time runs soon, not after every queued hog;
+	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
+	 */
+	if ((wakeup || new || kthread) &&
+	    vtime_should_preempt(cpu, vtime, now, kthread ? 0 : preempt_min_ns)) {
+		stat_inc(STAT_PREEMPT_KICK);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	}
 	/*
 	 * It waits behind a running task: overloaded, and worth an idle stealer,
 	 * unless it was placed on its waker's CPU that is about to idle.
 	 */
-	tctx = lookup_task_ctx(p);
 	if (tctx && tctx->sync_placed) {
 		tctx->sync_placed = 0;
 		overload_set(cpu);
@@ -328,6 +347,14 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
+	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED);
+	struct task_ctx *tctx;
+
+	/* a slice ended on a busy CPU: even out with a busier one first */
+	if (prev_on && balance_pull(cpu, scx_bpf_now())) {
+		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
+		return;
+	}
 	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
 		stat_inc(STAT_DISPATCH_LOCAL);
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
@@ -336,8 +363,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	overload_clear(cpu);
 
 	/* Nothing else wants this CPU: let prev go on with a fresh slice. */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+	if (prev_on) {
 		stat_inc(STAT_KEEP_PREV);
+		/* charge what it ran so far: its clock follows it while it is alone */
+		if ((tctx = lookup_task_ctx(prev)))
+			prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
+								prev->scx.weight, scx_bpf_now(), true);
 		prev->scx.slice = slice_ns;
 		return;
 	}
@@ -346,30 +377,110 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	steal_task(cpu);
 }
 
+/* A CPU that runs a task is busy, whatever the idle path said (attach, races). */
+static __always_inline void reconcile_busy(s32 cpu)
+{
+	if (cpu_is_idle(cpu)) {
+		filter_cpu_busy(cpu);
+		stat_inc(STAT_IDLE_RECONCILED);
+	}
+}
+
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
-	steal_tick(bpf_get_smp_processor_id(), scx_bpf_now(), slice_ns);
+	s32 cpu = bpf_get_smp_processor_id();
+
+	reconcile_busy(cpu);
+	steal_tick(cpu, scx_bpf_now(), slice_ns);
+}
+
+void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		load_account(&tctx->ts, scx_bpf_task_cpu(p), p->scx.weight);
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
-	if (time_before(vtime_now, p->scx.dsq_vtime))
-		vtime_now = p->scx.dsq_vtime;
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	reconcile_busy(cpu);
+	if (!tctx)
+		return;
+	/* moved while runnable (steal, balance): the kernel calls no runnable/quiescent */
+	load_account(&tctx->ts, cpu, p->scx.weight);
+	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, p->scx.weight,
+					 scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
-	u64 used = slice_ns - p->scx.slice;
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	/* slice can be refilled above slice_ns by the kernel default; clamp */
-	if ((s64)used < 0)
-		used = 0;
-	p->scx.dsq_vtime += scale_by_task_weight_inverse(p, used);
+	if (!tctx)
+		return;
+	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, p->scx.weight,
+					  scx_bpf_now(), scx_bpf_dsq_nr_queued(cpu) <= 0);
+}
+
+void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		load_account(&tctx->ts, -1, 0);
+}
+
+void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx && tctx->ts.load_cpu >= 0)
+		load_account(&tctx->ts, tctx->ts.load_cpu, weight);
+}
+
+/*
+ * RT/DL takes the CPU: what waits in its local DSQ goes back through
+ * ops.enqueue (to another CPU, enqueue_cpu), and an idle CPU is woken to
+ * steal what waits in its DSQ; busy ones pull it at their next balance.
+ */
+void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (c) {
+		WRITE_ONCE(c->released, 1);
+		WRITE_ONCE(c->curr_started, 0);
+	}
+	scx_bpf_reenqueue_local();
+	if (scx_bpf_dsq_nr_queued(cpu) > 0)
+		steal_kick(cpu_llc(cpu), cpu);
+}
+
+void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (c)
+		WRITE_ONCE(c->released, 0);
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
-	p->scx.dsq_vtime = vtime_now;
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	/* a new task starts level with its CPU's queue: no lag, no credit */
+	p->scx.dsq_vtime = c ? READ_ONCE(c->vclock) : 0;
+	if (tctx) {
+		tctx->ts.vcpu = cpu;
+		tctx->new_task = 1;
+	}
 }
 
 s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -379,14 +490,21 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx = bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
+	task_sched_init(&tctx->ts);
 	tctx->recent_cpu = -1;
 	tctx->exec_pending = 0;
 	tctx->sync_placed = 0;
+	tctx->new_task = 0;
 	return 0;
 }
 
 void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* a task leaving while runnable (scheduler detach) takes its weight along */
+	if (tctx)
+		load_account(&tctx->ts, -1, 0);
 	bpf_task_storage_delete(&task_ctx_stor, p);
 }
 
@@ -429,8 +547,13 @@ SCX_OPS_DEFINE(sis_ops,
 	       .enqueue		= (void *)sis_enqueue,
 	       .dispatch	= (void *)sis_dispatch,
 	       .tick		= (void *)sis_tick,
+	       .runnable	= (void *)sis_runnable,
 	       .running		= (void *)sis_running,
 	       .stopping	= (void *)sis_stopping,
+	       .quiescent	= (void *)sis_quiescent,
+	       .set_weight	= (void *)sis_set_weight,
+	       .cpu_acquire	= (void *)sis_cpu_acquire,
+	       .cpu_release	= (void *)sis_cpu_release,
 	       .enable		= (void *)sis_enable,
 	       .init_task	= (void *)sis_init_task,
 	       .exit_task	= (void *)sis_exit_task,

@@ -6,6 +6,7 @@
  *
  * The two hooks the mechanisms need from the scheduler are replaced by a
  * test-controlled allowed mask (for p->cpus_ptr) and no built-in idle mask.
+ * The argument structs are in intf.h, so the Rust side gets them from bindgen.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -44,21 +45,8 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
-
-struct cpu_args {
-	s32 cpu;
-	s32 ret;
-};
-
-struct scan_args {
-	s32 target;
-	u32 llc;
-	s32 cpu;
-	u32 probes;
-	u32 full;
-	u32 fail_prone;
-	u32 missed;
-};
+#include "vtime.bpf.h"
+#include "balance.bpf.h"
 
 SEC("syscall")
 int test_topo_lookup(struct cpu_args *args)
@@ -116,12 +104,6 @@ int test_reset(struct cpu_args *args)
 	return 0;
 }
 
-struct ovl_args {
-	s32 cpu;
-	u32 final_set;		/* toggle: leave the bit set */
-	s32 ret;
-};
-
 SEC("syscall")
 int test_ovl_set(struct ovl_args *args)
 {
@@ -146,13 +128,6 @@ int test_ovl_toggle(struct ovl_args *args)
 		overload_set(args->cpu);
 	return 0;
 }
-
-struct walk_args {
-	u32 llc;
-	u32 start;
-	u32 len;
-	u32 count;
-};
 
 /* the walk's CPUs in order (a ctx may not be written at a variable offset) */
 s32 walk_out[64];
@@ -184,5 +159,77 @@ int test_ovl_walk(struct walk_args *args)
 		walk_out[i] = cpu;
 		args->count = i + 1;
 	}
+	return 0;
+}
+
+/* Test tasks' side of the vtime and load accounting (a task's storage in the scheduler). */
+struct task_sched test_tasks[16];
+
+SEC("syscall")
+int test_vtime(struct vtime_args *a)
+{
+	struct task_sched *ts;
+	u32 slot = a->slot;
+
+	if (slot >= 16)
+		return -1;
+	ts = &test_tasks[slot];
+	switch (a->op) {
+	case VT_PLACE:
+		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag);
+		break;
+	case VT_RUNNING:
+		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now);
+		break;
+	case VT_UPDATE_CURR:
+		a->vtime = vtime_update_curr(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
+		break;
+	case VT_STOPPING:
+		a->vtime = vtime_stopping(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
+		break;
+	case VT_SHOULD_PREEMPT:
+		a->ret = vtime_should_preempt(a->cpu, a->vtime, a->now, a->min_ns);
+		break;
+	case VT_LOAD_ACCOUNT:
+		load_account(ts, a->cpu, a->weight);
+		break;
+	case VT_INIT:
+		task_sched_init(ts);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+SEC("syscall")
+int test_balance_pick(struct balance_args *a)
+{
+	struct balance_pick bp = { .victim = -1 };
+
+	a->victim = balance_pick_victim(a->cpu, a->now, &bp);
+	a->xllc = bp.xllc;
+	a->gap = bp.gap;
+	return 0;
+}
+
+SEC("syscall")
+int test_may_move(struct balance_args *a)
+{
+	a->ret = balance_may_move(a->weight, a->gap);
+	return 0;
+}
+
+SEC("syscall")
+int test_least_loaded(struct balance_args *a)
+{
+	a->victim = least_loaded_cpu(bpf_get_current_task_btf(), a->llc);
+	return 0;
+}
+
+SEC("syscall")
+int test_idlest_llc(struct balance_args *a)
+{
+	a->victim = idlest_llc(a->cpu);
 	return 0;
 }

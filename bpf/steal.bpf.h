@@ -5,6 +5,7 @@
  * migratable task it finds, in next-to-run (vtime) order, to itself.
  * Migratable: allowed here by p->cpus_ptr, not migration-disabled, not a
  * per-CPU kthread.
+ * The same move serves balance_pull (balance.bpf.h decides whom to pull from).
  * Called from: ops.dispatch when the CPU's own DSQ is empty and prev is done;
  * ops.enqueue, to wake an idle stealer when it makes a CPU overloaded;
  * ops.tick, to wake one again at most once a slice while work still waits
@@ -43,8 +44,11 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 	       !is_pcpu_kthread(p);
 }
 
-/* Move the first task of @victim's DSQ that may run on @cpu to @cpu's local DSQ. */
-__noinline int steal_from(s32 cpu, s32 victim)
+/*
+ * Move the first task of @victim's DSQ that may run on @cpu to @cpu's local
+ * DSQ; with a load @gap (balance.bpf.h), only one whose move narrows it.
+ */
+__noinline int steal_from(s32 cpu, s32 victim, u64 gap)
 {
 	struct task_struct *p;
 	struct ovl_walk *wk;
@@ -58,7 +62,7 @@ __noinline int steal_from(s32 cpu, s32 victim)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (++wk->seen > STEAL_SCAN_TASKS)
 			break;
-		if (!can_steal(p, cpu))
+		if (!can_steal(p, cpu) || !balance_may_move(p->scx.weight, gap))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
@@ -161,7 +165,7 @@ __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 		if (victim == cpu)
 			continue;
 		ret = STEAL_UNMIGRATABLE;
-		if (!steal_from(cpu, victim))
+		if (!steal_from(cpu, victim, BAL_GAP_ANY))
 			continue;
 		left = scx_bpf_dsq_nr_queued(victim);
 		overload_update(victim, left);
@@ -216,6 +220,24 @@ stolen:
 	cnt = bpf_map_lookup_elem(&llc_steals, &llc);
 	if (cnt)
 		(*cnt)++;
+	return true;
+}
+
+/*
+ * A busy @cpu at the end of a slice: pull one task from a busier CPU
+ * (balance.bpf.h decides whom, rate-limited). True when one was moved.
+ */
+__noinline int balance_pull(s32 cpu, u64 now)
+{
+	struct balance_pick bp = { .victim = -1 };
+	s32 victim, left;
+
+	victim = balance_pick_victim(cpu, now, &bp);
+	if (victim < 0 || !steal_from(cpu, victim, bp.gap))
+		return false;
+	stat_inc(bp.xllc ? STAT_BALANCE_PULL_XLLC : STAT_BALANCE_PULL);
+	left = scx_bpf_dsq_nr_queued(victim);
+	overload_update(victim, left);
 	return true;
 }
 

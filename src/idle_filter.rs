@@ -52,8 +52,7 @@ pub fn sample(
     let mut idle = 0u64;
     for cpu in &topo.cpus {
         if let Some(v) = cpu_ctx.lookup(&(cpu.id as u32).to_ne_bytes(), MapFlags::ANY)? {
-            // struct cpu_ctx starts with `u32 idle`
-            idle += (u32::from_ne_bytes(v[..4].try_into()?) != 0) as u64;
+            idle += (crate::map_value::<crate::bpf_intf::cpu_ctx>(&v).idle != 0) as u64;
         }
     }
     Ok((weight, idle))

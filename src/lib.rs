@@ -12,3 +12,10 @@ pub mod preflight;
 pub mod stats;
 pub mod sis_test_skel;
 pub mod topology;
+
+/// A BPF map value read as its C struct (bindgen'd from bpf/intf.h), not by byte offsets.
+pub fn map_value<T: Copy>(bytes: &[u8]) -> T {
+    assert!(bytes.len() >= std::mem::size_of::<T>(), "map value shorter than its struct");
+    // SAFETY: T is a plain-data C struct and the slice holds at least its size
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) }
+}

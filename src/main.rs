@@ -63,6 +63,10 @@ struct Opts {
     #[arg(long, value_name = "N", default_value_t = bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY, value_parser = parse_oracle_every)]
     oracle_every: u32,
 
+    /// Do not balance busy CPUs by weighted load (stealing by idle CPUs stays): for A/B runs.
+    #[arg(long)]
+    no_balance: bool,
+
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
     partial: bool,
@@ -155,6 +159,10 @@ impl<'a> Scheduler<'a> {
         rodata.steal_mode = opts.steal.to_bpf();
         rodata.steal_scope = opts.steal_scope.to_bpf();
         rodata.oracle_every = opts.oracle_every;
+        // a woken task may preempt one that ran a quarter slice; busy CPUs balance once a slice
+        rodata.preempt_min_ns = opts.slice_us * 1000 / 4;
+        rodata.balance_interval_ns = opts.slice_us * 1000;
+        rodata.balance_on = !opts.no_balance;
 
         // Size the arrays from the machine.
         let missing = layout.size_maps(skel.open_object_mut())?;
@@ -195,10 +203,11 @@ impl<'a> Scheduler<'a> {
         })?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!(
-            "{SCHEDULER_NAME} attached: sis-mode {:?}, steal {:?}/{:?}, {} idle tracking, slice {} us{}",
+            "{SCHEDULER_NAME} attached: sis-mode {:?}, steal {:?}/{:?}, balance {}, {} idle tracking, slice {} us{}",
             opts.sis_mode,
             opts.steal,
             opts.steal_scope,
+            if opts.no_balance { "off" } else { "on" },
             if opts.no_builtin_idle { "own" } else { "built-in + own" },
             opts.slice_us,
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }

@@ -34,13 +34,14 @@ impl Layout {
     }
 
     /// max_entries of every array indexed by CPU or LLC, by map name.
-    pub fn map_sizes(&self) -> [(&'static str, u32); 8] {
+    pub fn map_sizes(&self) -> [(&'static str, u32); 9] {
         let (cpus, llcs) = (self.nr_cpu_ids, self.nr_llcs);
         [
             ("cpu_topo_map", cpus),
             ("llc_topo_map", llcs),
             ("llc_cpus_map", llcs * self.llc_stride),
             ("cpu_ctx_map", cpus),
+            ("cpu_sched_map", cpus),
             ("llc_ctx_map", llcs),
             ("llc_filter_map", llcs * self.filter_stride),
             ("ovl_map", llcs * self.ovl_lines),

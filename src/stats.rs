@@ -96,7 +96,7 @@ macro_rules! counter_fields {
 counter_fields! {
     enqueue = sis_stat_STAT_ENQUEUE: "ops.enqueue calls",
     direct_idle = sis_stat_STAT_DIRECT_IDLE: "Wakeups inserted straight into an idle CPU's local DSQ",
-    kthread = sis_stat_STAT_KTHREAD: "Per-CPU kthreads inserted into their local DSQ",
+    kthread = sis_stat_STAT_KTHREAD: "Per-CPU kthreads enqueued (queued first by credit, may preempt at once)",
     dispatch_local = sis_stat_STAT_DISPATCH_LOCAL: "Tasks moved from a CPU's own DSQ to run",
     keep_prev = sis_stat_STAT_KEEP_PREV: "Times prev kept its CPU because nothing else was queued",
     kick_idle = sis_stat_STAT_KICK_IDLE: "Idle CPUs kicked after an enqueue",
@@ -126,6 +126,12 @@ counter_fields! {
     steals = sis_stat_STAT_STEAL_SUCCESS: "Tasks stolen from overloaded CPUs",
     steal_empty = sis_stat_STAT_STEAL_EMPTY: "Steal attempts that found no overloaded CPU",
     steal_not_migratable = sis_stat_STAT_STEAL_NOT_MIGRATABLE: "Steal attempts where overloaded CPUs had nothing this CPU may run",
+    preempt_kicks = sis_stat_STAT_PREEMPT_KICK: "Woken or new tasks owed time that preempted a running one",
+    balance_pulls = sis_stat_STAT_BALANCE_PULL: "Tasks pulled from a busier CPU of the same LLC (balance by weighted load)",
+    balance_pulls_xllc = sis_stat_STAT_BALANCE_PULL_XLLC: "Tasks pulled from a busier CPU of another LLC",
+    fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
+    released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
+    idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
 }
 
 fn pct(num: u64, den: u64) -> f64 {
@@ -167,6 +173,12 @@ impl Metrics {
             self.scans, self.success_pct, self.recall_pct, self.probes_per_scan, self.fp_pct,
             self.fp_removed, self.resets, self.failprone_scans, self.sibling_rescues,
             self.filter_weight, self.true_idle,
+        )?;
+        writeln!(
+            w,
+            "          preempt {} | balance pull {} xllc {} | fork least-loaded {} | rt redirect {} | reconciled {}",
+            self.preempt_kicks, self.balance_pulls, self.balance_pulls_xllc, self.fork_least_loaded,
+            self.released_redirects, self.idle_reconciled,
         )?;
         writeln!(
             w,

@@ -182,6 +182,22 @@ fn idle_core_preferred_over_idle_thread() {
 }
 
 #[test]
+fn idle_thread_fallback_still_clears_the_idle_core_hint() {
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    // one idle thread per core, no fully idle core, but the hint says there may be one
+    for c in [1, 3, 5, 7] {
+        sis.idle(c);
+    }
+    sis.set_llc(0, true, 4);
+    let r = sis.scan(0, 0);
+    assert!([1, 3, 5, 7].contains(&r.cpu), "an idle thread serves: {}", r.cpu);
+    assert_eq!(sis.llc_state(0).1, 0, "the failed idle-core search cleared the hint (seed 000)");
+    // the idle-core search is not depth-limited: it saw every candidate of the filter
+    assert_eq!(r.full, 1);
+}
+
+#[test]
 fn depth_bound_follows_llc_load() {
     // no SMT: one filter bit per CPU, no idle-core hint
     let mut sis = Sis::load(&Shape::new(16, 1, 8), FULL);

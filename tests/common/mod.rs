@@ -84,40 +84,16 @@ pub fn topology_of(shape: &Shape) -> Topology {
     Topology::from_sysfs(dir.path()).unwrap()
 }
 
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-pub struct CpuArgs {
-    pub cpu: i32,
-    pub ret: i32,
-}
+// The programs' argument structs come from bpf/intf.h through bindgen.
+pub use bpf_intf::{balance_args as BalanceArgs, cpu_args as CpuArgs, ovl_args as OvlArgs,
+                   scan_args as ScanArgs, vtime_args as VtimeArgs, walk_args as WalkArgs};
+use scx_sis::bpf_intf::{cpu_ctx, cpu_sched, llc_ctx};
+use scx_sis::map_value;
 
-#[repr(C)]
-#[derive(Default, Clone, Copy, Debug)]
-pub struct ScanArgs {
-    pub target: i32,
-    pub llc: u32,
-    pub cpu: i32,
-    pub probes: u32,
-    pub full: u32,
-    pub fail_prone: u32,
-    pub missed: u32,
-}
-
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-pub struct OvlArgs {
-    pub cpu: i32,
-    pub final_set: u32,
-    pub ret: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct WalkArgs {
-    pub llc: u32,
-    pub start: u32,
-    pub len: u32,
-    pub count: u32,
+/// An all-zero value of a bindgen'd C struct (they derive no Default).
+pub fn zeroed<T: Copy>() -> T {
+    // SAFETY: only used for plain-data C structs, for which all-zero is a valid value
+    unsafe { std::mem::zeroed() }
 }
 
 /// The host-test BPF object loaded over a synthetic topology.
@@ -182,7 +158,7 @@ impl Sis {
     }
 
     pub fn init_cpus(&mut self) {
-        let mut a = CpuArgs::default();
+        let mut a: CpuArgs = zeroed();
         Self::run(&mut self.skel.progs.test_init_cpus, &mut a);
     }
 
@@ -202,7 +178,9 @@ impl Sis {
     }
 
     pub fn scan(&mut self, target: usize, llc: usize) -> ScanArgs {
-        let mut a = ScanArgs { target: target as i32, llc: llc as u32, ..Default::default() };
+        let mut a: ScanArgs = zeroed();
+        a.target = target as i32;
+        a.llc = llc as u32;
         Self::run(&mut self.skel.progs.test_scan, &mut a);
         a
     }
@@ -233,46 +211,98 @@ impl Sis {
 
     /// (idle, fail_prone, filter_gen, busy) of a CPU's cpu_ctx.
     pub fn cpu_state(&self, cpu: usize) -> (u32, u32, u64, u32) {
-        let v = self.skel.maps.cpu_ctx_map.lookup(&(cpu as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
-        let u32at = |o: usize| u32::from_ne_bytes(v[o..o + 4].try_into().unwrap());
-        (u32at(0), u32at(4), u64::from_ne_bytes(v[8..16].try_into().unwrap()), u32at(16))
+        let c: cpu_ctx = self.value(&self.skel.maps.cpu_ctx_map, cpu);
+        (c.idle, c.fail_prone, c.filter_gen, c.busy)
     }
 
     /// (gen, has_idle_cores, nr_busy) of an LLC's llc_ctx.
     pub fn llc_state(&self, llc: usize) -> (u64, u32, i32) {
-        let v = self.skel.maps.llc_ctx_map.lookup(&(llc as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
-        (
-            u64::from_ne_bytes(v[..8].try_into().unwrap()),
-            u32::from_ne_bytes(v[8..12].try_into().unwrap()),
-            i32::from_ne_bytes(v[12..16].try_into().unwrap()),
-        )
+        let l: llc_ctx = self.value(&self.skel.maps.llc_ctx_map, llc);
+        (l.gen_, l.has_idle_cores, l.nr_busy)
+    }
+
+    fn value<T: Copy>(&self, map: &impl MapCore, key: usize) -> T {
+        map_value(&map.lookup(&(key as u32).to_ne_bytes(), MapFlags::ANY).unwrap().unwrap())
+    }
+
+    fn update<T: Copy>(&self, map: &impl MapCore, key: usize, f: impl FnOnce(&mut T)) {
+        let mut v: T = self.value(map, key);
+        f(&mut v);
+        // SAFETY: T is the map's plain-data value type
+        let bytes = unsafe {
+            std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>())
+        };
+        map.update(&(key as u32).to_ne_bytes(), bytes, MapFlags::ANY).unwrap();
+    }
+
+    /// A CPU's queue state (vtime clock, load, what runs).
+    pub fn sched(&self, cpu: usize) -> cpu_sched {
+        self.value(&self.skel.maps.cpu_sched_map, cpu)
+    }
+
+    pub fn set_sched(&mut self, cpu: usize, f: impl FnOnce(&mut cpu_sched)) {
+        self.update(&self.skel.maps.cpu_sched_map, cpu, f);
+    }
+
+    /// One call into vtime.bpf.h for test task `slot`; returns the args as the program left them.
+    pub fn vtime(&mut self, mut a: VtimeArgs) -> VtimeArgs {
+        assert_eq!(Self::run(&mut self.skel.progs.test_vtime, &mut a), 0);
+        a
+    }
+
+    pub fn balance_pick(&mut self, cpu: usize, now: u64) -> BalanceArgs {
+        let mut a: BalanceArgs = zeroed();
+        a.cpu = cpu as i32;
+        a.now = now;
+        Self::run(&mut self.skel.progs.test_balance_pick, &mut a);
+        a
+    }
+
+    pub fn may_move(&mut self, weight: u64, gap: u64) -> bool {
+        let mut a: BalanceArgs = zeroed();
+        a.weight = weight;
+        a.gap = gap;
+        Self::run(&mut self.skel.progs.test_may_move, &mut a);
+        a.ret != 0
+    }
+
+    pub fn least_loaded(&mut self, llc: usize) -> i32 {
+        let mut a: BalanceArgs = zeroed();
+        a.llc = llc as u32;
+        Self::run(&mut self.skel.progs.test_least_loaded, &mut a);
+        a.victim
+    }
+
+    pub fn idlest_llc(&mut self, prev: usize) -> i32 {
+        let mut a: BalanceArgs = zeroed();
+        a.cpu = prev as i32;
+        Self::run(&mut self.skel.progs.test_idlest_llc, &mut a);
+        a.victim
     }
 
     /// Overrides an LLC's idle-core hint and load (nr_busy), which set the scan's mode and depth.
     pub fn set_llc(&mut self, llc: usize, has_idle_cores: bool, nr_busy: i32) {
-        let key = (llc as u32).to_ne_bytes();
-        let mut v = self.skel.maps.llc_ctx_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
-        v[8..12].copy_from_slice(&(has_idle_cores as u32).to_ne_bytes());
-        v[12..16].copy_from_slice(&nr_busy.to_ne_bytes());
-        self.skel.maps.llc_ctx_map.update(&key, &v, MapFlags::ANY).unwrap();
+        self.update(&self.skel.maps.llc_ctx_map, llc, |l: &mut llc_ctx| {
+            l.has_idle_cores = has_idle_cores as u32;
+            l.nr_busy = nr_busy;
+        });
     }
 
     pub fn set_fail_prone(&mut self, cpu: usize, on: bool) {
-        let key = (cpu as u32).to_ne_bytes();
-        let mut v = self.skel.maps.cpu_ctx_map.lookup(&key, MapFlags::ANY).unwrap().unwrap();
-        v[4..8].copy_from_slice(&(on as u32).to_ne_bytes());
-        self.skel.maps.cpu_ctx_map.update(&key, &v, MapFlags::ANY).unwrap();
+        self.update(&self.skel.maps.cpu_ctx_map, cpu, |c: &mut cpu_ctx| c.fail_prone = on as u32);
     }
 
     /// Marks `cpu` overloaded; true on the 0 -> 1 transition.
     pub fn ovl_set(&mut self, cpu: usize) -> bool {
-        let mut a = OvlArgs { cpu: cpu as i32, ..Default::default() };
+        let mut a: OvlArgs = zeroed();
+        a.cpu = cpu as i32;
         Self::run(&mut self.skel.progs.test_ovl_set, &mut a);
         a.ret != 0
     }
 
     pub fn ovl_clear(&mut self, cpu: usize) {
-        let mut a = OvlArgs { cpu: cpu as i32, ..Default::default() };
+        let mut a: OvlArgs = zeroed();
+        a.cpu = cpu as i32;
         Self::run(&mut self.skel.progs.test_ovl_clear, &mut a);
     }
 

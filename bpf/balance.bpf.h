@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Balance between busy CPUs, by weighted load (vtime.bpf.h).
+ *
+ * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
+ * this evens out CPUs that are all busy, which stealing never looks at:
+ *  - a CPU whose slice ended looks, at most once a balance interval, for the
+ *    busiest overloaded CPU of its LLC, and, at most once every
+ *    BAL_XLLC_EVERY intervals when its LLC gave nothing movable, of the other
+ *    LLCs; it pulls one task whose move narrows the load gap by a margin
+ *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
+ *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
+ *    there until it comes back;
+ *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
+ *    the idlest LLC (seed 001's idlest group / idlest CPU), not to prev.
+ * Decisions only: the move (a DSQ walk, scx kfuncs) is steal.bpf.h's.
+ * Needs no sched_ext type: the host tests include it too.
+ */
+#ifndef __SIS_BALANCE_BPF_H
+#define __SIS_BALANCE_BPF_H
+
+#define BAL_XLLC_EVERY	4
+#define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
+
+const volatile bool balance_on = true;
+const volatile u64 balance_interval_ns = SIS_DFL_SLICE_NS;
+
+struct balance_pick {
+	s32 victim;		/* CPU to pull from, or -1 */
+	u32 xllc;		/* it is in another LLC */
+	u64 gap;		/* victim's load minus ours (BAL_GAP_ANY: released) */
+};
+
+/* the walk's cursor lives in map memory so the verifier's loop converges */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct ovl_walk);
+	__uint(max_entries, 1);
+} balance_walk SEC(".maps");
+
+/* Moving @weight across a load @gap narrows it, by the margin. */
+static __always_inline bool balance_may_move(u64 weight, u64 gap)
+{
+	if (gap == BAL_GAP_ANY)
+		return true;
+	return weight * (100 + BAL_MARGIN_PCT) < gap * 100;
+}
+
+/* The smallest gap worth a look: a nice-0 task could move across it. */
+static __always_inline bool gap_movable(u64 gap)
+{
+	return balance_may_move(SIS_WEIGHT_DFL, gap);
+}
+
+static __always_inline u64 load_gap(u64 from, u64 to)
+{
+	return from > to ? from - to : 0;
+}
+
+/* Sum of the loads of @llc's CPUs; their number in *@nr. */
+static __always_inline u64 llc_load(u32 llc, u32 *nr)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	u64 sum = 0;
+	u32 pos;
+
+	*nr = 0;
+	if (!lt)
+		return 0;
+	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
+		if (pos >= lt->nr_cpus)
+			break;
+		sum += cpu_load(llc_cpu_at(llc, pos));
+	}
+	*nr = lt->nr_cpus;
+	return sum;
+}
+
+/*
+ * The overloaded CPU of @llc (other than @cpu) with the largest load gap
+ * over @my_load, into @bp if larger than what @bp holds. A released CPU
+ * wins at once.
+ */
+__noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	struct ovl_walk *wk;
+	u32 zero = 0, i;
+
+	wk = bpf_map_lookup_elem(&balance_walk, &zero);
+	if (!wk || !lt || !bp)
+		return 0;
+	ovl_walk_init(wk, llc, lt->nr_cpus, 0, lt->nr_cpus);
+	bpf_for(i, 0, SIS_MAX_LLC_CPUS) {
+		s32 v;
+		u64 gap;
+
+		wk = bpf_map_lookup_elem(&balance_walk, &zero);
+		if (!wk)
+			break;
+		v = ovl_walk_next(wk);
+		if (v < 0)
+			break;
+		if (v == cpu)
+			continue;
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
+		if (gap > bp->gap) {
+			bp->victim = v;
+			bp->gap = gap;
+			if (gap == BAL_GAP_ANY)
+				break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Another LLC whose load, scaled to ours, exceeds ours by a movable gap: the
+ * busiest CPU there, if the move also narrows the gap between the LLCs.
+ */
+__noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
+{
+	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0 };
+	u64 mine, other, llc_gap;
+	u32 n_mine, n_other, i;
+
+	if (!bp)
+		return 0;
+	mine = llc_load(llc, &n_mine);
+	if (!n_mine)
+		return 0;
+	bpf_for(i, 0, nr_llcs) {
+		struct balance_pick in = { .victim = -1, .xllc = 1, .gap = 0 };
+
+		if (i == llc)
+			continue;
+		other = llc_load(i, &n_other);
+		if (!n_other)
+			continue;
+		/* other's load as if it had our number of CPUs */
+		llc_gap = load_gap(other * n_mine / n_other, mine);
+		if (!gap_movable(llc_gap))
+			continue;
+		balance_find_in_llc(cpu, i, my_load, &in);
+		if (in.victim < 0)
+			continue;
+		if (in.gap > llc_gap)
+			in.gap = llc_gap;
+		if (in.gap > best.gap)
+			best = in;
+	}
+	if (best.victim >= 0 && best.gap > bp->gap)
+		*bp = best;
+	return 0;
+}
+
+/*
+ * Whom @cpu should pull from now, or -1: rate-limited per CPU. The LLC
+ * first; other LLCs only when the LLC has no movable gap.
+ */
+__noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+	s32 llc = cpu_llc(cpu);
+	u64 my_load;
+
+	if (!bp)
+		return -1;
+	bp->victim = -1;
+	bp->xllc = 0;
+	bp->gap = 0;
+	if (!balance_on || !c || llc < 0)
+		return -1;
+	if (now - c->last_balance < balance_interval_ns)
+		return -1;
+	c->last_balance = now;
+	my_load = READ_ONCE(c->load);
+
+	balance_find_in_llc(cpu, llc, my_load, bp);
+	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->gap)))
+		return bp->victim;
+	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * balance_interval_ns) {
+		c->last_xllc = now;
+		balance_find_xllc(cpu, llc, my_load, bp);
+	}
+	return bp->gap > 0 ? bp->victim : -1;
+}
+
+/* The least-loaded CPU of @llc allowed for @p and not released, or -1. */
+__noinline int least_loaded_cpu(struct task_struct *p __arg_trusted, u32 llc)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	u64 best_load = ~0ULL;
+	s32 best = -1;
+	u32 pos;
+
+	if (!lt)
+		return -1;
+	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
+		s32 cpu;
+		u64 load;
+
+		if (pos >= lt->nr_cpus)
+			break;
+		cpu = llc_cpu_at(llc, pos);
+		if (cpu < 0 || !sis_allowed(p, cpu) || cpu_released(cpu))
+			continue;
+		load = cpu_load(cpu);
+		if (load < best_load) {
+			best = cpu;
+			best_load = load;
+		}
+	}
+	return best;
+}
+
+/*
+ * The LLC with the fewest busy CPUs (nr_busy, kept incrementally); when
+ * that ties, as it does once every CPU is busy, the least load per CPU.
+ * @prev's LLC wins ties.
+ */
+__noinline int idlest_llc(s32 prev)
+{
+	s32 best = cpu_llc(prev), best_busy = 0x7fffffff, i;
+	u64 best_load = ~0ULL;
+	u32 nr;
+	struct llc_ctx *l;
+
+	if (best >= 0 && (l = llc_ctx(best))) {
+		best_busy = READ_ONCE(l->nr_busy);
+		best_load = llc_load(best, &nr);
+		best_load = nr ? best_load / nr : best_load;
+	}
+	bpf_for(i, 0, nr_llcs) {
+		s32 busy;
+		u64 load;
+
+		l = llc_ctx(i);
+		if (!l || i == best)
+			continue;
+		busy = READ_ONCE(l->nr_busy);
+		if (busy > best_busy)
+			continue;
+		load = llc_load(i, &nr);
+		load = nr ? load / nr : load;
+		if (busy < best_busy || load < best_load) {
+			best = i;
+			best_busy = busy;
+			best_load = load;
+		}
+	}
+	return best;
+}
+
+#endif /* __SIS_BALANCE_BPF_H */

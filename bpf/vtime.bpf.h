@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-CPU vtime and weighted load: what makes weights hold.
+ *
+ * Owns: each CPU's queue clock (vclock) and load (cpu_sched_map), and a
+ * task's side of both (struct task_sched, kept in its task storage).
+ *  - A task's lag is its vtime minus its queue's clock. When it moves to
+ *    another CPU (wakeup elsewhere, steal, balance) the lag goes with it, so
+ *    a nice-5 task keeps owing a nice-0 one wherever each runs. One
+ *    machine-wide clock instead would level the tasks of a CPU every round.
+ *  - A sleeper's credit (negative lag) is capped at one slice and granted on
+ *    a wakeup only; a task whose slice ended keeps its vtime.
+ *  - Run time is charged from a timestamp taken when the task starts, so
+ *    refilling a running task's slice loses nothing.
+ *  - A CPU's load is the sum of the weights of its runnable tasks: what
+ *    balance.bpf.h evens out.
+ * Called from: ops.enqueue (placement, preemption), ops.running/stopping
+ * (charge, clock), ops.runnable/quiescent/set_weight (load).
+ *
+ * Needs no sched_ext type: the host tests include it too.
+ */
+#ifndef __SIS_VTIME_BPF_H
+#define __SIS_VTIME_BPF_H
+
+const volatile u64 slice_ns = SIS_DFL_SLICE_NS;
+/* a running task keeps its CPU this long before a woken task may preempt it */
+const volatile u64 preempt_min_ns = SIS_DFL_SLICE_NS / 4;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cpu_sched);
+	__uint(max_entries, 1);		/* resized to nr_cpu_ids */
+} cpu_sched_map SEC(".maps");
+
+static __always_inline struct cpu_sched *cpu_sched(s32 cpu)
+{
+	u32 key = cpu;
+
+	if (cpu < 0)
+		return NULL;
+	return bpf_map_lookup_elem(&cpu_sched_map, &key);
+}
+
+static __always_inline bool vtime_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+static __always_inline u64 cpu_load(s32 cpu)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	return c ? READ_ONCE(c->load) : 0;
+}
+
+static __always_inline bool cpu_released(s32 cpu)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	return c && READ_ONCE(c->released);
+}
+
+/*
+ * @vtime, relative to @from's clock, made relative to @to's: the lag carries,
+ * but never more than one slice of credit.
+ */
+static __always_inline u64 vtime_carry(u64 vtime, s32 from, s32 to)
+{
+	struct cpu_sched *f = cpu_sched(from), *t = cpu_sched(to);
+	s64 lag;
+
+	if (!t)
+		return vtime;
+	lag = f ? (s64)(vtime - READ_ONCE(f->vclock)) : 0;
+	if (lag < -(s64)slice_ns)
+		lag = -(s64)slice_ns;
+	return READ_ONCE(t->vclock) + lag;
+}
+
+/*
+ * The vtime of a task queued on @cpu. A wakeup (or a move to another CPU)
+ * measures its lag against the destination's clock, credit capped; a task
+ * whose slice ended on the same CPU keeps its vtime: no credit at expiry.
+ */
+static __always_inline u64 vtime_place(struct task_sched *ts, u64 vtime, s32 cpu, bool wakeup)
+{
+	if (wakeup || ts->vcpu != cpu)
+		vtime = vtime_carry(vtime, ts->vcpu, cpu);
+	ts->vcpu = cpu;
+	return vtime;
+}
+
+/* Charge the run time since the last charge, inversely to the weight. */
+static __always_inline u64 vtime_charge(struct task_sched *ts, u64 vtime, u32 weight, u64 now)
+{
+	u64 delta = now - ts->charged_at;
+
+	ts->charged_at = now;
+	if ((s64)delta <= 0 || !weight)
+		return vtime;
+	return vtime + delta * SIS_WEIGHT_DFL / weight;
+}
+
+/* @cpu starts running a task: its vtime is made @cpu's, the clock moves up to it. */
+static __always_inline u64 vtime_running(s32 cpu, struct task_sched *ts, u64 vtime, u32 weight,
+					 u64 now)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	/* started elsewhere than queued: a steal, a balance move, a direct dispatch */
+	vtime = vtime_place(ts, vtime, cpu, false);
+	ts->charged_at = now;
+	if (!c)
+		return vtime;
+	if (vtime_before(c->vclock, vtime))
+		WRITE_ONCE(c->vclock, vtime);
+	c->curr_vtime = vtime;
+	c->curr_weight = weight;
+	WRITE_ONCE(c->curr_started, now);
+	return vtime;
+}
+
+/*
+ * Charge the task running on @cpu. With nothing else queued there, the clock
+ * follows it (like CFS's min_vruntime with an empty tree): else a task alone
+ * for a long time would carry a huge lag to its next CPU.
+ */
+static __always_inline u64 vtime_update_curr(s32 cpu, struct task_sched *ts, u64 vtime, u32 weight,
+					     u64 now, bool alone)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	vtime = vtime_charge(ts, vtime, weight, now);
+	if (!c)
+		return vtime;
+	if (alone && vtime_before(c->vclock, vtime))
+		WRITE_ONCE(c->vclock, vtime);
+	c->curr_vtime = vtime;
+	WRITE_ONCE(c->curr_started, now);
+	return vtime;
+}
+
+/* The task leaves @cpu: charged, and nothing of ours runs there now. */
+static __always_inline u64 vtime_stopping(s32 cpu, struct task_sched *ts, u64 vtime, u32 weight,
+					  u64 now, bool alone)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	vtime = vtime_update_curr(cpu, ts, vtime, weight, now, alone);
+	if (c)
+		WRITE_ONCE(c->curr_started, 0);
+	return vtime;
+}
+
+/*
+ * A task queued on @cpu with @vtime is owed time before the one running
+ * there, which has had at least @min_ns: preempt it (EEVDF's wakeup
+ * preemption of an eligible task, with a minimum run against ping-pong).
+ */
+static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u64 min_ns)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+	u64 started, ran, curr;
+	u32 w;
+
+	if (!c)
+		return false;
+	started = READ_ONCE(c->curr_started);
+	w = READ_ONCE(c->curr_weight);
+	if (!started || !w)
+		return false;
+	ran = now - started;
+	if ((s64)ran < (s64)min_ns)
+		return false;
+	curr = READ_ONCE(c->curr_vtime) + ran * SIS_WEIGHT_DFL / w;
+	return vtime_before(vtime + preempt_min_ns, curr);
+}
+
+static __always_inline void load_add(s32 cpu, s64 weight, s32 n)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->load, weight);
+	__sync_fetch_and_add(&c->nr_runnable, n);
+}
+
+/*
+ * Account the task's @weight on @cpu (-1: nowhere), taking it off the CPU
+ * it was on. The task side records where it went, so a migration the kernel
+ * does without runnable/quiescent is fixed at the next call (ops.running).
+ */
+static __always_inline void load_account(struct task_sched *ts, s32 cpu, u32 weight)
+{
+	if (cpu < 0)
+		weight = 0;
+	if (ts->load_cpu == cpu && ts->load_weight == weight)
+		return;
+	if (ts->load_cpu >= 0)
+		load_add(ts->load_cpu, -(s64)ts->load_weight, -1);
+	ts->load_cpu = cpu;
+	ts->load_weight = weight;
+	if (cpu >= 0)
+		load_add(cpu, weight, 1);
+}
+
+static __always_inline void task_sched_init(struct task_sched *ts)
+{
+	ts->vcpu = -1;
+	ts->load_cpu = -1;
+	ts->load_weight = 0;
+	ts->charged_at = 0;
+}
+
+#endif /* __SIS_VTIME_BPF_H */

@@ -1,0 +1,132 @@
+//! Balance between busy CPUs (bpf/balance.bpf.h) through BPF_PROG_TEST_RUN: whom to pull from
+//! by weighted load, the hysteresis margin, the rate limit, other LLCs, CPUs taken by RT/DL,
+//! and the fork/exec placement on the least-loaded CPU of the idlest LLC.
+mod common;
+
+use common::*;
+use scx_sis::bpf_intf::*;
+
+const MS: u64 = 1_000_000;
+const INTERVAL: u64 = sis_consts_SIS_DFL_SLICE_NS as u64;
+
+/// 16 CPUs, SMT2, 2 LLCs of 8; every CPU's load given (LLC 0 = CPUs 0-7).
+fn sis(loads: [u64; 16]) -> Sis {
+    let mut s = Sis::load(&Shape::new(16, 2, 8), FULL);
+    s.init_cpus();
+    s.all_busy();
+    for (cpu, l) in loads.iter().enumerate() {
+        s.set_sched(cpu, |c| {
+            c.load = *l;
+            c.nr_runnable = (*l / 100) as u32;
+        });
+        // a CPU with more than one task has some waiting: overloaded
+        if *l > 100 {
+            s.ovl_set(cpu);
+        }
+    }
+    s
+}
+
+#[test]
+fn hysteresis_margin() {
+    let mut s = sis([0; 16]);
+    assert!(s.may_move(100, 200), "3 vs 1 nice-0 tasks: one moves");
+    assert!(!s.may_move(100, 100), "2 vs 1: a move would only swap the imbalance");
+    assert!(!s.may_move(100, 111), "within the margin: stays");
+    assert!(s.may_move(11, 22), "nice-10 tasks (weight 11) even out too");
+    assert!(!s.may_move(11, 11));
+    assert!(s.may_move(10_000, u64::MAX), "a CPU taken by RT/DL gives up anything");
+}
+
+#[test]
+fn pulls_from_the_busiest_cpu_of_the_llc() {
+    let mut l = [100; 16];
+    l[2] = 200;
+    l[5] = 300;
+    let mut s = sis(l);
+    let p = s.balance_pick(0, 1000 * MS);
+    assert_eq!((p.victim, p.xllc, p.gap), (5, 0, 200));
+    // rate-limited: not again within the interval, again after it
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL / 2).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, 5);
+}
+
+#[test]
+fn even_cpus_stay() {
+    let mut s = sis([200; 16]);
+    let p = s.balance_pick(3, 1000 * MS);
+    assert_eq!(p.victim, -1, "no gap anywhere: {p:?}");
+}
+
+#[test]
+fn other_llc_when_the_own_one_is_even() {
+    let mut l = [100; 16];
+    l[9] = 400;
+    let mut s = sis(l);
+    let p = s.balance_pick(0, 1000 * MS);
+    // CPU gap 300, LLC gap 1100 - 800 = 300
+    assert_eq!((p.victim, p.xllc, p.gap), (9, 1, 300));
+    // cross-LLC looks are rarer: within BAL_XLLC_EVERY intervals, only the LLC is looked at
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 4 * INTERVAL).victim, 9);
+}
+
+#[test]
+fn llc_gap_bounds_a_cross_llc_move() {
+    // CPU 9 is busy but its LLC as a whole is not busier than ours: nothing to gain
+    let mut l = [200; 16];
+    for c in 8..16 {
+        l[c] = 150;
+    }
+    l[9] = 400;
+    let mut s = sis(l);
+    for c in 0..8 {
+        s.ovl_clear(c);
+    }
+    let p = s.balance_pick(0, 1000 * MS);
+    assert_eq!(p.victim, -1, "{p:?}");
+}
+
+#[test]
+fn released_cpu_gives_up_any_task() {
+    let mut l = [100; 16];
+    l[6] = 150;
+    let mut s = sis(l);
+    s.ovl_set(6);
+    s.set_sched(6, |c| c.released = 1);
+    let p = s.balance_pick(1, 1000 * MS);
+    assert_eq!((p.victim, p.gap), (6, u64::MAX));
+}
+
+#[test]
+fn least_loaded_cpu_among_the_allowed() {
+    let mut l = [300; 16];
+    l[2] = 50;
+    l[4] = 100;
+    let mut s = sis(l);
+    assert_eq!(s.least_loaded(0), 2);
+    s.allow(&[0, 1, 3, 4, 5, 6, 7]);
+    assert_eq!(s.least_loaded(0), 4, "CPU 2 is not in p->cpus_ptr");
+    s.set_sched(4, |c| c.released = 1);
+    assert_eq!(s.least_loaded(0), 0, "CPU 4 is taken by RT/DL");
+    s.allow(&[9]);
+    assert_eq!(s.least_loaded(0), -1, "nothing allowed in LLC 0");
+}
+
+#[test]
+fn idlest_llc_by_busy_cpus_then_load() {
+    let mut l = [300; 16];
+    for c in 8..16 {
+        l[c] = 100;
+    }
+    let mut s = sis(l);
+    // all busy (nr_busy 8 and 8): the lighter LLC wins over prev's
+    assert_eq!(s.idlest_llc(0), 1);
+    // fewer busy CPUs wins over load
+    s.set_llc(0, false, 7);
+    assert_eq!(s.idlest_llc(12), 0);
+    // a tie in both keeps prev's LLC
+    let mut s = sis([200; 16]);
+    assert_eq!(s.idlest_llc(3), 0);
+    assert_eq!(s.idlest_llc(11), 1);
+}

@@ -1,0 +1,186 @@
+//! Per-CPU vtime and weighted load (bpf/vtime.bpf.h) through BPF_PROG_TEST_RUN: lag carried
+//! across CPUs, sleeper credit capped and only on wakeup, run-time charge that a slice refill
+//! does not lose, weights on one CPU, wakeup preemption, load accounting.
+mod common;
+
+use common::*;
+use scx_sis::bpf_intf::*;
+
+const MS: u64 = 1_000_000;
+const SLICE: u64 = sis_consts_SIS_DFL_SLICE_NS as u64;
+
+fn sis() -> Sis {
+    let mut s = Sis::load(&Shape::new(16, 2, 8), FULL);
+    s.init_cpus();
+    for slot in 0..16 {
+        s.vtime(op(vtime_test_op_VT_INIT, slot, -1));
+    }
+    s
+}
+
+fn op(op: u32, slot: u32, cpu: i32) -> VtimeArgs {
+    let mut a: VtimeArgs = zeroed();
+    a.op = op;
+    a.slot = slot;
+    a.cpu = cpu;
+    a
+}
+
+fn place(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool) -> u64 {
+    let mut a = op(vtime_test_op_VT_PLACE, slot, cpu);
+    a.vtime = vtime;
+    a.flag = wakeup as u32;
+    s.vtime(a).vtime
+}
+
+fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) -> u64 {
+    let mut a = op(vtime_test_op_VT_RUNNING, slot, cpu);
+    a.vtime = vtime;
+    a.weight = weight;
+    a.now = now;
+    s.vtime(a).vtime
+}
+
+fn charge(s: &mut Sis, which: u32, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64, alone: bool) -> u64 {
+    let mut a = op(which, slot, cpu);
+    a.vtime = vtime;
+    a.weight = weight;
+    a.now = now;
+    a.flag = alone as u32;
+    s.vtime(a).vtime
+}
+
+fn set_clock(s: &mut Sis, cpu: usize, v: u64) {
+    s.set_sched(cpu, |c| c.vclock = v);
+}
+
+#[test]
+fn lag_carries_to_another_cpu() {
+    let mut s = sis();
+    set_clock(&mut s, 0, 100 * MS);
+    set_clock(&mut s, 9, 7000 * MS);
+    // a new task (no CPU yet) starts level with its queue's clock
+    assert_eq!(place(&mut s, 0, 0, 0, false), 100 * MS);
+    // 2 ms ahead of CPU 0's clock stays 2 ms ahead of CPU 9's (other LLC)
+    assert_eq!(place(&mut s, 0, 102 * MS, 9, false), 7002 * MS);
+    // and owing 1 ms comes back owing 1 ms
+    assert_eq!(place(&mut s, 0, 6999 * MS, 0, false), 99 * MS);
+}
+
+#[test]
+fn sleeper_credit_capped_at_a_slice_and_only_on_wakeup() {
+    let mut s = sis();
+    set_clock(&mut s, 3, 500 * MS);
+    place(&mut s, 1, 0, 3, false);
+    // slept long: 50 slices behind its CPU's clock; the wakeup grants one slice of credit
+    assert_eq!(place(&mut s, 1, 500 * MS - 50 * SLICE, 3, true), 500 * MS - SLICE);
+    // a slice expiry on the same CPU (not a wakeup) keeps the vtime: no credit at expiry
+    assert_eq!(place(&mut s, 1, 500 * MS - 3 * SLICE, 3, false), 500 * MS - 3 * SLICE);
+    // a wakeup elsewhere measures against the destination's clock, capped the same way
+    set_clock(&mut s, 12, 9000 * MS);
+    assert_eq!(place(&mut s, 1, 500 * MS - 3 * SLICE, 12, true), 9000 * MS - SLICE);
+}
+
+#[test]
+fn charge_survives_a_slice_refill() {
+    let mut s = sis();
+    place(&mut s, 2, 0, 4, false);
+    place(&mut s, 3, 0, 4, false);
+    let v0 = running(&mut s, 2, 1000 * MS, 4, 100, 10 * MS);
+    assert_eq!(v0, 1000 * MS);
+    // the slice is refilled at 13 ms (prev kept, alone): charged so far, the clock follows it
+    let v1 = charge(&mut s, vtime_test_op_VT_UPDATE_CURR, 2, v0, 4, 100, 13 * MS, true);
+    assert_eq!(v1, 1003 * MS);
+    assert_eq!(s.sched(4).vclock, 1003 * MS);
+    // it stops at 15 ms: 5 ms charged in all, none lost to the refill
+    let v2 = charge(&mut s, vtime_test_op_VT_STOPPING, 2, v1, 4, 100, 15 * MS, false);
+    assert_eq!(v2, 1005 * MS);
+    assert_eq!(s.sched(4).curr_started, 0, "nothing of ours runs after stopping");
+    // a heavier task's vtime advances slower: weight 200 charges half
+    let v3 = running(&mut s, 3, 0, 4, 200, 20 * MS);
+    let v4 = charge(&mut s, vtime_test_op_VT_STOPPING, 3, v3, 4, 200, 24 * MS, false);
+    assert_eq!(v4 - v3, 2 * MS);
+}
+
+/// Two hogs on one CPU, the lower vtime runs next for a slice: CPU time follows the weights.
+fn share(weights: (u32, u32)) -> f64 {
+    let mut s = sis();
+    let cpu = 5;
+    let (mut v, mut ran, mut now) = ([0u64; 2], [0u64; 2], 0u64);
+    for slot in 0..2 {
+        v[slot] = place(&mut s, slot as u32, 0, cpu, false);
+    }
+    for _ in 0..400 {
+        let t = if v[0] <= v[1] { 0 } else { 1 };
+        let w = if t == 0 { weights.0 } else { weights.1 };
+        v[t] = running(&mut s, t as u32, v[t], cpu, w, now);
+        now += 3 * MS;
+        ran[t] += 3 * MS;
+        v[t] = charge(&mut s, vtime_test_op_VT_STOPPING, t as u32, v[t], cpu, w, now, false);
+        v[t] = place(&mut s, t as u32, v[t], cpu, false);
+    }
+    ran[0] as f64 / ran[1] as f64
+}
+
+#[test]
+fn weights_hold_on_one_cpu() {
+    // nice 0 vs nice 5: p->scx.weight 100 vs 33 (335 * 100 / 1024, rounded)
+    let r = share((100, 33));
+    assert!((r - 100.0 / 33.0).abs() / (100.0 / 33.0) < 0.02, "nice 0 : nice 5 = {r:.3}");
+    let r = share((100, 100));
+    assert!((r - 1.0).abs() < 0.02, "equal weights: {r:.3}");
+}
+
+#[test]
+fn wakeup_preempts_after_the_minimum_run() {
+    let mut s = sis();
+    let min = SLICE / 4;
+    place(&mut s, 0, 0, 6, false);
+    running(&mut s, 0, 700 * MS, 6, 100, 100 * MS);
+    let owed = 700 * MS - SLICE;
+    let mut q = op(vtime_test_op_VT_SHOULD_PREEMPT, 0, 6);
+    q.vtime = owed;
+    q.min_ns = min;
+    q.now = 100 * MS + min / 2;
+    assert_eq!(s.vtime(q).ret, 0, "before the running task's minimum slice");
+    q.now = 100 * MS + min;
+    assert_eq!(s.vtime(q).ret, 1, "owed time, minimum run done");
+    q.vtime = 700 * MS + 5 * MS;
+    assert_eq!(s.vtime(q).ret, 0, "a task ahead of the running one waits");
+    // a per-CPU kthread (min 0) owed time preempts at once
+    q.vtime = owed;
+    q.min_ns = 0;
+    q.now = 100 * MS + 1;
+    assert_eq!(s.vtime(q).ret, 1);
+    // nothing of ours running: no preemption
+    charge(&mut s, vtime_test_op_VT_STOPPING, 0, 700 * MS, 6, 100, 101 * MS, false);
+    q.now = 200 * MS;
+    assert_eq!(s.vtime(q).ret, 0);
+}
+
+#[test]
+fn load_follows_the_task() {
+    let mut s = sis();
+    let acct = |s: &mut Sis, slot: u32, cpu: i32, w: u32| {
+        let mut a = op(vtime_test_op_VT_LOAD_ACCOUNT, slot, cpu);
+        a.weight = w;
+        s.vtime(a);
+    };
+    acct(&mut s, 0, 3, 100);
+    acct(&mut s, 1, 3, 33);
+    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable), (133, 2));
+    // moved without quiescent/runnable (a steal): fixed at the next call
+    acct(&mut s, 0, 4, 100);
+    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable), (33, 1));
+    assert_eq!((s.sched(4).load, s.sched(4).nr_runnable), (100, 1));
+    // the same call twice changes nothing
+    acct(&mut s, 0, 4, 100);
+    assert_eq!(s.sched(4).load, 100);
+    // a weight change while runnable
+    acct(&mut s, 0, 4, 300);
+    assert_eq!((s.sched(4).load, s.sched(4).nr_runnable), (300, 1));
+    // quiescent
+    acct(&mut s, 1, -1, 0);
+    acct(&mut s, 0, -1, 0);
+    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable, s.sched(4).load, s.sched(4).nr_runnable), (0, 0, 0, 0));
+}
