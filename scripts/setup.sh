@@ -60,4 +60,13 @@ if [ -n "$rv" ] && [ "$(printf '%s\n1.91.0\n' "$rv" | sort -V | head -n 1)" != 1
   exit 1
 fi
 say "rust $rv: ok"
+# scripts/test.sh checks formatting and lints
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  if command -v rustup >/dev/null 2>&1; then
+    rustup component add rustfmt clippy || exit 1
+  else
+    echo "setup.sh: error: cargo fmt / cargo clippy missing: add the rustfmt and clippy components" >&2
+    exit 1
+  fi
+fi
 say "done"

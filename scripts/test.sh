@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: host tests (cargo test: unit, topology fixtures, CLI, BPF mechanisms through
-# BPF_PROG_TEST_RUN, bench statistics) and the VM tests on both kernels (6.12 and 7.3, 8 vCPUs
-# in 2 LLCs), plus smoke + sis with 32 vCPUs in 4 LLCs. Installs what it needs first.
+# BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
+# tests on both kernels (6.12 and 7.3, 8 vCPUs in 2 LLCs), plus smoke + sis with 32 vCPUs in
+# 4 LLCs. Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only]
 # Ends with one line 'N passed, M failed' summing the VM test scripts; exit 1 if anything failed.
 set -uo pipefail
@@ -17,6 +18,9 @@ if [ "$mode" != --vm-only ]; then
   echo "== host tests (cargo test)"
   # BPF_PROG_TEST_RUN needs root (CAP_BPF + CAP_SYS_ADMIN for syscall programs)
   $SUDO env "PATH=$PATH" cargo test --release 2>&1; host_rc=${PIPESTATUS[0]}
+  echo "== formatting (cargo fmt --check, rustfmt.toml) and lints (cargo clippy -D warnings)"
+  cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)"; host_rc=1; }
+  cargo clippy --release --quiet --all-targets -- -D warnings || { echo "cargo clippy: lint findings"; host_rc=1; }
 fi
 [ "$mode" = --host-only ] && exit $host_rc
 
@@ -37,6 +41,6 @@ vm --kernel all badinput smoke partial hotswap hotplug sis steal bench_smoke
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants ran above)
 vm --kernel all --cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_RUNS=2 smoke sis
 
-[ $host_rc -eq 0 ] || { echo "host tests failed (cargo test exit $host_rc)"; fail=$((fail + 1)); }
+[ $host_rc -eq 0 ] || { echo "host tests failed (cargo test, fmt or clippy)"; fail=$((fail + 1)); }
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -5,6 +5,7 @@ use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
 
 use crate::bpf_intf;
+use crate::maps::word_weight;
 use crate::topology::Topology;
 
 /// How select_cpu searches an LLC for an idle CPU (for A/B runs).
@@ -14,7 +15,7 @@ pub enum SisMode {
     Linear,
     /// Idle filter, no fail-prone handling.
     Filter,
-    /// Idle filter with fail-prone scans (seed 000).
+    /// Idle filter with fail-prone scans ("sched/fair: Deal with SIS scan failures").
     Full,
 }
 
@@ -45,10 +46,7 @@ pub fn sample(
     let mut weight = 0u64;
     for llc in 0..topo.llcs.len() {
         for w in 0..stride {
-            let key = ((llc * stride + w) as u32).to_ne_bytes();
-            if let Some(v) = llc_filter.lookup(&key, MapFlags::ANY)? {
-                weight += u64::from_ne_bytes(v[..8].try_into()?).count_ones() as u64;
-            }
+            weight += word_weight(llc_filter, (llc * stride + w) as u32)?;
         }
     }
     let mut idle = 0u64;

@@ -10,20 +10,21 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use crossbeam::channel::TryRecvError;
 use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use libbpf_rs::OpenObject;
 use log::{info, warn};
 use scx_stats::prelude::*;
 use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
+use scx_sis::error::{as_usage, usage_err};
 use scx_sis::idle_filter::{self, SisMode};
+use scx_sis::maps::{self, Layout};
 use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::stats::{self, Counters, Metrics, Samples};
 use scx_sis::topology::{self, Topology};
 
 const SCHEDULER_NAME: &str = "scx_sis";
-const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 
 /// scx_sis: a sched_ext scheduler built from mainline proposals: the SIS_CORE idle filter,
 /// fail-prone scans, overloaded-CPU stealing and streamlined wakeup paths.
@@ -94,10 +95,12 @@ struct Opts {
     #[arg(short = 'V', long)]
     version: bool,
 
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     cmd: Option<Cmd>,
 }
 
+#[cfg(feature = "bench")]
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
     /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
@@ -122,44 +125,13 @@ fn parse_oracle_every(s: &str) -> std::result::Result<u32, String> {
     Ok(v)
 }
 
-/// An error the user caused or must fix: one line, exit code 2, nothing attached.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for UsageError {}
-
-fn usage_err(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
-
 /// What must hold before anything is loaded.
 fn preflight() -> Result<()> {
-    if !std::path::Path::new(SCX_SYSFS).exists() {
-        let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        return Err(usage_err(format!(
-            "this kernel ({}) has no sched_ext (CONFIG_SCHED_CLASS_EXT): {SCX_SYSFS} is missing; \
-             boot a 6.12+ kernel with sched_ext, or try scx_sis in a VM with scripts/run.sh",
-            rel.trim()
-        )));
-    }
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(usage_err("must run as root (loading a BPF scheduler needs CAP_SYS_ADMIN)"));
-    }
-    let state = std::fs::read_to_string(format!("{SCX_SYSFS}/state")).unwrap_or_default();
-    if state.trim() != "disabled" {
-        let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();
-        let ops = if ops.trim().is_empty() { "unknown" } else { ops.trim() };
-        return Err(usage_err(format!(
-            "another sched_ext scheduler ({ops}) is already attached (state: {}); stop it first",
-            state.trim()
-        )));
-    }
-    Ok(())
+    scx_sis::preflight::check(&scx_sis::preflight::Hints {
+        no_sched_ext: "boot a 6.12+ kernel with sched_ext, or try scx_sis in a VM with scripts/run.sh",
+        not_root: "must run as root (loading a BPF scheduler needs CAP_SYS_ADMIN)",
+        attached: "",
+    })
 }
 
 struct Scheduler<'a> {
@@ -178,18 +150,14 @@ impl<'a> Scheduler<'a> {
         let skel_builder = BpfSkelBuilder::default();
         let mut skel = scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
 
+        let layout = Layout::of(&topo);
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        scx_sis::set_layout_rodata!(&mut *rodata, layout);
         rodata.slice_ns = opts.slice_us * 1000;
-        rodata.nr_cpu_ids = topo.nr_cpu_ids as u32;
-        rodata.nr_llcs = topo.llcs.len() as u32;
-        rodata.llc_stride = topo.llc_stride() as u32;
-        rodata.smt_enabled = topo.smt_width > 1;
         rodata.sis_mode = opts.sis_mode.to_bpf();
         rodata.builtin_idle = !opts.no_builtin_idle;
-        rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
         rodata.steal_mode = opts.steal.to_bpf();
         rodata.steal_scope = opts.steal_scope.to_bpf();
-        rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
         rodata.oracle_every = opts.oracle_every;
         // a woken task may preempt one that ran a quarter slice; busy CPUs balance once a slice
         rodata.preempt_min_ns = opts.slice_us * 1000 / 4;
@@ -197,16 +165,8 @@ impl<'a> Scheduler<'a> {
         rodata.balance_on = !opts.no_balance;
 
         // Size the arrays from the machine.
-        let (nr_cpu_ids, nr_llcs) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
-        skel.maps.cpu_topo_map.set_max_entries(nr_cpu_ids)?;
-        skel.maps.llc_topo_map.set_max_entries(nr_llcs)?;
-        skel.maps.llc_cpus_map.set_max_entries(nr_llcs * topo.llc_stride() as u32)?;
-        skel.maps.cpu_ctx_map.set_max_entries(nr_cpu_ids)?;
-        skel.maps.cpu_sched_map.set_max_entries(nr_cpu_ids)?;
-        skel.maps.llc_ctx_map.set_max_entries(nr_llcs)?;
-        skel.maps.llc_filter_map.set_max_entries(nr_llcs * idle_filter::filter_stride(&topo) as u32)?;
-        skel.maps.ovl_map.set_max_entries(nr_llcs * overload::ovl_lines(&topo) as u32)?;
-        skel.maps.llc_steals.set_max_entries(nr_llcs)?;
+        let missing = layout.size_maps(skel.open_object_mut())?;
+        anyhow::ensure!(missing.is_empty(), "the BPF object has no map {missing:?}");
 
         let ops = skel.struct_ops.sis_ops_mut();
         ops.flags = 0;
@@ -259,10 +219,7 @@ impl<'a> Scheduler<'a> {
     fn counters(&self) -> Result<Counters> {
         let mut sum: Counters = [0; bpf_intf::sis_stat_SIS_NR_STATS as usize];
         for (i, s) in sum.iter_mut().enumerate() {
-            let key = (i as u32).to_ne_bytes();
-            if let Some(vals) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY)? {
-                *s = vals.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap())).sum();
-            }
+            *s = maps::percpu_sum(&self.skel.maps.stats, i as u32)?;
         }
         Ok(sum)
     }
@@ -313,7 +270,12 @@ fn init_log(verbose: bool) -> Result<()> {
         if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
         cfg.build(),
         simplelog::TerminalMode::Stderr,
-        simplelog::ColorChoice::Auto,
+        // colour only for a terminal: a log file gets plain text (termcolor's Auto would not)
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            simplelog::ColorChoice::Auto
+        } else {
+            simplelog::ColorChoice::Never
+        },
     )?;
     Ok(())
 }
@@ -329,6 +291,7 @@ fn run(opts: Opts) -> Result<()> {
     }
     init_log(opts.verbose)?;
 
+    #[cfg(feature = "bench")]
     if let Some(Cmd::Bench(args)) = &opts.cmd {
         return scx_sis::bench::run(args);
     }
@@ -384,10 +347,7 @@ fn main() -> ExitCode {
     match run(opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("scx_sis: error: {u}");
-                ExitCode::from(2)
-            } else if let Some(u) = e.root_cause().downcast_ref::<scx_sis::bench::BenchUsageError>() {
+            if let Some(u) = as_usage(&e) {
                 eprintln!("scx_sis: error: {u}");
                 ExitCode::from(2)
             } else {

@@ -2,9 +2,10 @@
 //! bpf/steal.bpf.h): modes, sparse sizing, sampling the map's weight.
 
 use anyhow::Result;
-use libbpf_rs::{MapCore, MapFlags};
+use libbpf_rs::MapCore;
 
 use crate::bpf_intf;
+use crate::maps::{percpu_sum, word_weight};
 use crate::topology::Topology;
 
 /// Stealing, for A/B runs.
@@ -12,9 +13,9 @@ use crate::topology::Topology;
 pub enum StealMode {
     /// No overloaded map, no stealing.
     Off,
-    /// Maintain the overloaded map but never steal (the seed's cost check).
+    /// Maintain the overloaded map but never steal (the map's own cost).
     MapOnly,
-    /// Steal on idle (seed 004).
+    /// Steal on idle ("steal tasks to improve CPU utilization").
     On,
 }
 
@@ -59,22 +60,10 @@ pub fn ovl_index(topo: &Topology, llc: usize, pos: usize) -> (usize, usize) {
 
 /// CPUs currently marked overloaded, over all LLCs.
 pub fn sample_weight(topo: &Topology, ovl_map: &impl MapCore) -> Result<u64> {
-    let mut weight = 0;
-    for i in 0..topo.llcs.len() * ovl_lines(topo) {
-        if let Some(v) = ovl_map.lookup(&(i as u32).to_ne_bytes(), MapFlags::ANY)? {
-            weight += u64::from_ne_bytes(v[..8].try_into()?).count_ones() as u64;
-        }
-    }
-    Ok(weight)
+    (0..topo.llcs.len() * ovl_lines(topo)).map(|i| word_weight(ovl_map, i as u32)).sum()
 }
 
 /// Tasks stolen per LLC (by the thief's LLC), summed over CPUs.
 pub fn llc_steals(topo: &Topology, llc_steals: &impl MapCore) -> Result<Vec<u64>> {
-    let mut out = vec![0; topo.llcs.len()];
-    for (i, o) in out.iter_mut().enumerate() {
-        if let Some(vals) = llc_steals.lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)? {
-            *o = vals.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap())).sum();
-        }
-    }
-    Ok(out)
+    (0..topo.llcs.len()).map(|i| percpu_sum(llc_steals, i as u32)).collect()
 }

@@ -1,7 +1,10 @@
 //! Topology discovery from sysfs: SMT siblings, cores, LLCs and NUMA nodes, turned into the
-//! per-CPU shortcuts the BPF side reads (seed 001's cached domain shortcuts).
+//! per-CPU shortcuts the BPF side reads (the cached domain shortcuts of "sched: Streamline
+//! select_task_rq()", seed 001 in docs/design.md).
 //!
-//! Reads a sysfs tree under any root so tests can feed it fixture trees.
+//! Reads a sysfs tree under any root so tests can feed it fixture trees. Not scx_utils::Topology:
+//! that reads one root per process (ROOT_PREFIX), needs core_id/cluster_id files, and without
+//! cache info takes one LLC per node where scx_sis takes the package.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -46,20 +49,16 @@ pub struct Topology {
     pub smt_width: usize,
 }
 
-/// Parses the kernel's cpulist format ("0-3,8,10-11").
+/// Parses the kernel's cpulist format ("0-3,8,10-11"; "" for none) into sorted, distinct ids.
 pub fn parse_cpulist(s: &str) -> Result<Vec<usize>> {
     let mut out = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse()?, b.trim().parse()?);
-                if b < a {
-                    bail!("bad CPU range {part:?}");
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.trim().parse()?),
+    // scx_utils parses one range at a time here: it returns nothing for "3-1", which is an error.
+    for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
+        let cpus = scx_utils::read_cpulist(part)?;
+        if cpus.is_empty() {
+            bail!("bad CPU range {part:?}");
         }
+        out.extend(cpus);
     }
     out.sort_unstable();
     out.dedup();

@@ -34,7 +34,19 @@ fn invalid_options() {
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
+    #[cfg(feature = "bench")]
     assert_usage_error(&["bench", "--runs", "lots"], "runs");
+}
+
+/// Built with --no-default-features: a scheduler without the benchmark harness, and no word
+/// of it in --help.
+#[cfg(not(feature = "bench"))]
+#[test]
+fn lean_build_has_no_bench() {
+    assert_usage_error(&["bench"], "bench");
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(!out.to_lowercase().contains("bench"), "--help mentions bench: {out}");
 }
 
 #[test]
@@ -52,9 +64,11 @@ fn help_and_version_succeed() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
     for opt in ["--slice-us", "--sis-mode", "--no-builtin-idle", "--steal", "--steal-scope",
-                "--oracle-every", "--partial", "--stats", "--monitor", "--stats-out", "--help-stats", "bench"] {
+                "--oracle-every", "--partial", "--stats", "--monitor", "--stats-out", "--help-stats"] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
+    #[cfg(feature = "bench")]
+    assert!(out.contains("bench"), "--help documents bench");
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("scx_sis ", env!("CARGO_PKG_VERSION"))));
     let (code, out, _) = run(&["--help-stats"]);

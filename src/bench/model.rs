@@ -43,17 +43,11 @@ impl Variant {
     }
 }
 
+/// `bin args...` quoted so that `split_args` gives the words back.
 fn join_cmd(bin: &str, args: &[String]) -> String {
-    let mut s = bin.to_string();
-    for a in args {
-        s.push(' ');
-        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-            s.push_str(&format!("'{}'", a.replace('\'', "'\\''")));
-        } else {
-            s.push_str(a);
-        }
-    }
-    s
+    let words = std::iter::once(bin).chain(args.iter().map(String::as_str));
+    // try_join fails only on a NUL byte, which no argv can hold
+    shlex::try_join(words).unwrap_or_else(|_| format!("{bin} {}", args.join(" ")))
 }
 
 /// How a run's number is read from the workload's output.

@@ -14,25 +14,10 @@ use scx_stats::prelude::StatsClient;
 use super::model::{Variant, VariantKind};
 use super::runner::{safe, AfterRun, Controller, CtlError};
 
-pub const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+pub use crate::preflight::{ops, state, SCX_SYSFS};
 
-fn read_trim(p: &str) -> String {
-    std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
-}
-
-pub fn state() -> String {
-    let s = read_trim(&format!("{SCX_SYSFS}/state"));
-    if s.is_empty() {
-        "?".into()
-    } else {
-        s
-    }
-}
-pub fn ops() -> String {
-    read_trim(&format!("{SCX_SYSFS}/root/ops"))
-}
 pub fn enable_seq() -> Option<u64> {
-    read_trim(&format!("{SCX_SYSFS}/enable_seq")).parse().ok()
+    std::fs::read_to_string(format!("{SCX_SYSFS}/enable_seq")).ok()?.trim().parse().ok()
 }
 
 /// The ops name a scheduler binary registers: scx_sis → "scx_sis", scx_bpfland → "bpfland"
@@ -48,23 +33,26 @@ pub fn ops_stem(v: &Variant) -> String {
     }
 }
 
-/// Drop terminal colour sequences (ESC [ ... letter) from a scheduler's log text.
-fn strip_ansi(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
-        if c == '\u{1b}' && it.peek() == Some(&'[') {
-            it.next();
-            for d in it.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            o.push(c);
-        }
+/// The command that starts a scheduler, its output going to the run's log.
+fn scheduler_command(bin: &Path, args: &[String], stdout: File, stderr: File) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        // plain text in the log and in error messages (simplelog/termcolor, as the scx
+        // schedulers log, colour any output under `Auto` unless NO_COLOR is set)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        // Own process group: a terminal ^C reaches the harness, which detaches in order.
+        .process_group(0);
+    unsafe {
+        // If the harness dies, the scheduler gets SIGINT and detaches.
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
+            Ok(())
+        });
     }
-    o
+    cmd
 }
 
 struct Running {
@@ -104,7 +92,6 @@ impl SysfsController {
             let _ = f.seek(SeekFrom::Start(r.log_start));
             let _ = f.take(64 * 1024).read_to_string(&mut s);
         }
-        let s = strip_ansi(&s);
         let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = lines[lines.len().saturating_sub(max)..].join(" | ");
         if tail.is_empty() {
@@ -178,20 +165,8 @@ impl Controller for SysfsController {
         let mut f = OpenOptions::new().create(true).append(true).open(&log).map_err(|e| CtlError::Fatal(e.into()))?;
         let _ = writeln!(f, "===== {tag}: {} {}", bin.display(), args.join(" "));
         let log_start = f.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut cmd = Command::new(&bin);
-        cmd.args(&args)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().map_err(|e| CtlError::Fatal(e.into()))?)
-            .stderr(f)
-            // Own process group: a terminal ^C reaches the harness, which detaches in order.
-            .process_group(0);
-        unsafe {
-            // If the harness dies, the scheduler gets SIGINT and detaches.
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
-                Ok(())
-            });
-        }
+        let stdout = f.try_clone().map_err(|e| CtlError::Fatal(e.into()))?;
+        let mut cmd = scheduler_command(&bin, &args, stdout, f);
         let seq_before = enable_seq();
         let t0 = Instant::now();
         let child = cmd.spawn().map_err(|e| CtlError::Run(format!("cannot start {}: {e}", bin.display())))?;
@@ -361,8 +336,18 @@ mod tests {
     }
 
     #[test]
-    fn ansi_stripped() {
-        assert_eq!(strip_ansi("\u{1b}[0m\u{1b}[34m[INFO] \u{1b}[0mscx_sis attached"), "[INFO] scx_sis attached");
-        assert_eq!(strip_ansi("plain"), "plain");
+    fn schedulers_log_without_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = || File::create(dir.path().join("log")).unwrap();
+        let cmd = scheduler_command(Path::new("/bin/sh"), &["-c".into(), "true".into()], log(), log());
+        let no_color: Vec<_> = cmd.get_envs().filter(|(k, _)| *k == "NO_COLOR").collect();
+        assert_eq!(no_color, [(std::ffi::OsStr::new("NO_COLOR"), Some(std::ffi::OsStr::new("1")))]);
+        // and a program that colours its log by termcolor's `Auto` rule sees it
+        let out =
+            scheduler_command(Path::new("/bin/sh"), &["-c".into(), "echo ${NO_COLOR-unset}".into()], log(), log())
+                .stdout(Stdio::piped())
+                .output()
+                .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
     }
 }

@@ -10,6 +10,7 @@ use libbpf_rs::{MapCore, MapFlags, OpenObject, ProgramInput};
 
 use scx_sis::bpf_intf;
 use scx_sis::idle_filter;
+use scx_sis::maps::{percpu_sum, Layout};
 use scx_sis::overload;
 use scx_sis::sis_test_skel::*;
 use scx_sis::topology::{self, Topology};
@@ -107,24 +108,13 @@ impl Sis {
         let topo = topology_of(shape);
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = SisTestSkelBuilder::default().open(obj).expect("open test object");
+        let layout = Layout::of(&topo);
         let rodata = open.maps.rodata_data.as_mut().unwrap();
-        rodata.nr_cpu_ids = topo.nr_cpu_ids as u32;
-        rodata.nr_llcs = topo.llcs.len() as u32;
-        rodata.llc_stride = topo.llc_stride() as u32;
-        rodata.smt_enabled = topo.smt_width > 1;
+        scx_sis::set_layout_rodata!(&mut *rodata, layout);
         rodata.sis_mode = mode;
         rodata.builtin_idle = false;
-        rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
-        rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
-        let (ncpu, nllc) = (topo.nr_cpu_ids as u32, topo.llcs.len() as u32);
-        open.maps.cpu_topo_map.set_max_entries(ncpu).unwrap();
-        open.maps.llc_topo_map.set_max_entries(nllc).unwrap();
-        open.maps.llc_cpus_map.set_max_entries(nllc * topo.llc_stride() as u32).unwrap();
-        open.maps.cpu_ctx_map.set_max_entries(ncpu).unwrap();
-        open.maps.cpu_sched_map.set_max_entries(ncpu).unwrap();
-        open.maps.llc_ctx_map.set_max_entries(nllc).unwrap();
-        open.maps.llc_filter_map.set_max_entries(nllc * idle_filter::filter_stride(&topo) as u32).unwrap();
-        open.maps.ovl_map.set_max_entries(nllc * overload::ovl_lines(&topo) as u32).unwrap();
+        // the test object has every topology-sized map but the stealing counters
+        assert_eq!(layout.size_maps(open.open_object_mut()).unwrap(), ["llc_steals"]);
         // SIS_VERIFIER_LOG=1: dump the verifier's log of every program to target/verifier.log
         if std::env::var_os("SIS_VERIFIER_LOG").is_some() {
             for mut prog in open.open_object_mut().progs_mut() {
@@ -337,8 +327,7 @@ impl Sis {
     }
 
     pub fn stat(&self, idx: u32) -> u64 {
-        let vals = self.skel.maps.stats.lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
-        vals.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap())).sum()
+        percpu_sum(&self.skel.maps.stats, idx).unwrap()
     }
 
     /// Every CPU busy by record (filter untouched).

@@ -1,0 +1,163 @@
+//! The executor that runs one workload: spawns it (and its server) in their own process groups,
+//! enforces the suite's timeout, honours ^C, and parses the result.
+
+use std::fs::File;
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::model::{Param, Suite};
+use super::parsers::parse;
+
+/// What one workload execution measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    pub value: f64,
+    pub wall_s: f64,
+}
+
+/// Runs one parameter of a suite; the real one spawns processes, tests use a fake.
+pub trait Executor {
+    /// `raw`: where to keep the workload's output. Err(reason) marks the run failed.
+    fn run(&mut self, suite: &Suite, param: &Param, raw: &Path) -> Result<Measurement, String>;
+}
+
+/// Spawns the workload (and its server) as child processes.
+pub struct ProcessExecutor {
+    pub abort: Arc<AtomicBool>,
+}
+
+fn spawn_group(argv: &[String], out: &File) -> std::io::Result<Child> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?).process_group(0);
+    // Die with the harness rather than outlive it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+fn kill_group(child: &mut Child, sig: i32) {
+    unsafe {
+        libc::kill(-(child.id() as i32), sig);
+    }
+}
+
+/// Stop a server: SIGTERM to its group, SIGKILL after 3 s.
+fn stop_group(child: &mut Child) {
+    kill_group(child, libc::SIGTERM);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(3) {
+        if let Ok(Some(_)) = child.try_wait() {
+            kill_group(child, libc::SIGKILL); // leftovers of the group
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_group(child, libc::SIGKILL);
+    let _ = child.wait();
+}
+
+fn wait_port(port: u16, server: &mut Child, timeout: Duration) -> Result<(), String> {
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let t0 = Instant::now();
+    loop {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        if let Ok(Some(st)) = server.try_wait() {
+            return Err(format!("server exited ({st}) before listening on port {port}"));
+        }
+        if t0.elapsed() > timeout {
+            return Err(format!("server not listening on 127.0.0.1:{port} after {}s", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn last_line(s: &str) -> String {
+    s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().chars().take(160).collect()
+}
+
+impl Executor for ProcessExecutor {
+    fn run(&mut self, suite: &Suite, param: &Param, raw: &Path) -> Result<Measurement, String> {
+        if let Some(dir) = raw.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        }
+        let mut out = File::create(raw).map_err(|e| format!("creating {}: {e}", raw.display()))?;
+        let _ = writeln!(out, "$ {}", param.command.join(" "));
+        let mut server = None;
+        if let Some(srv) = &suite.server {
+            let _ = writeln!(out, "(server: {})", srv.command.join(" "));
+            let mut child = spawn_group(&srv.command, &out).map_err(|e| format!("starting {}: {e}", srv.command[0]))?;
+            if let Err(e) = wait_port(srv.port, &mut child, Duration::from_secs(10)) {
+                stop_group(&mut child);
+                return Err(format!("{}: {e}", srv.command[0]));
+            }
+            server = Some(child);
+        }
+        let result = (|| {
+            let t0 = Instant::now();
+            let mut child =
+                spawn_group(&param.command, &out).map_err(|e| format!("starting {}: {e}", param.command[0]))?;
+            let status = loop {
+                if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+                    break st;
+                }
+                if self.abort.load(Ordering::Relaxed) {
+                    kill_group(&mut child, libc::SIGKILL);
+                    let _ = child.wait();
+                    return Err("interrupted".to_string());
+                }
+                if t0.elapsed() > Duration::from_secs(suite.timeout_s) {
+                    kill_group(&mut child, libc::SIGKILL);
+                    let _ = child.wait();
+                    return Err(format!("{} timed out after {} s: killed", param.command[0], suite.timeout_s));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            let wall_s = t0.elapsed().as_secs_f64();
+            let text = std::fs::read_to_string(raw).unwrap_or_default();
+            if !status.success() {
+                return Err(format!("{} failed ({status}): {}", param.command[0], last_line(&text)));
+            }
+            let value = parse(&suite.parser, &text, wall_s)?;
+            Ok(Measurement { value, wall_s })
+        })();
+        if let Some(mut s) = server {
+            stop_group(&mut s);
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::workloads::custom;
+
+    #[test]
+    fn process_executor_runs_and_fails_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ex = ProcessExecutor { abort: Arc::new(AtomicBool::new(false)) };
+        let suite = custom("echo", "echo 'ops: 42'", Some(r"ops: (\d+)"), true);
+        let m = ex.run(&suite, &suite.params[0], &dir.path().join("r/echo.txt")).unwrap();
+        assert_eq!(m.value, 42.0);
+        assert!(std::fs::read_to_string(dir.path().join("r/echo.txt")).unwrap().contains("ops: 42"));
+        let suite = custom("bad", "echo oops; exit 3", None, false);
+        let e = ex.run(&suite, &suite.params[0], &dir.path().join("bad.txt")).unwrap_err();
+        assert!(e.contains("failed") && e.contains("oops"), "{e}");
+        let mut suite = custom("slow", "sleep 5", None, false);
+        suite.timeout_s = 0;
+        let e = ex.run(&suite, &suite.params[0], &dir.path().join("slow.txt")).unwrap_err();
+        assert!(e.contains("timed out"), "{e}");
+    }
+}

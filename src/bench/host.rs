@@ -1,0 +1,64 @@
+//! The machine a session runs on: what is recorded about it, and whether it can attach
+//! schedulers at all.
+
+use anyhow::Result;
+
+use super::model::HostInfo;
+
+pub fn nproc() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+pub fn host_info() -> HostInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, m)| m.trim().to_string())
+        .unwrap_or_default();
+    let mut llcs: Vec<String> = vec![];
+    if let Ok(rd) = std::fs::read_dir("/sys/devices/system/cpu") {
+        let mut v: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("cache/index3/shared_cpu_list")).ok())
+            .map(|s| s.trim().to_string())
+            .collect();
+        v.sort();
+        v.dedup();
+        llcs = v;
+    }
+    HostInfo {
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        nproc: nproc(),
+        cpu_model,
+        llcs,
+        scx_sis_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// Local time as (YYYY-MM-DD HH:MM:SS, YYYY-MM-DD-HHMMSS).
+pub fn local_time() -> (String, String) {
+    let now = chrono::Local::now();
+    (now.format("%Y-%m-%d %H:%M:%S").to_string(), now.format("%Y-%m-%d-%H%M%S").to_string())
+}
+
+/// Is the system fit to attach schedulers? A UsageError if not.
+pub fn preflight() -> Result<()> {
+    crate::preflight::check(&crate::preflight::Hints {
+        no_sched_ext: "run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
+        not_root: "scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)",
+        attached: ": the baseline needs the fair class",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_time_format() {
+        let (a, b) = local_time();
+        assert_eq!((a.len(), b.len()), (19, 17));
+    }
+}
