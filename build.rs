@@ -11,9 +11,5 @@ fn main() {
         .build()
         .unwrap();
 
-    scx_cargo::BpfBuilder::new()
-        .unwrap()
-        .enable_skel("bpf/sis_test.bpf.c", "sis_test")
-        .build()
-        .unwrap();
+    scx_cargo::BpfBuilder::new().unwrap().enable_skel("bpf/sis_test.bpf.c", "sis_test").build().unwrap();
 }

@@ -37,11 +37,7 @@ pub fn filter_stride(topo: &Topology) -> usize {
 }
 
 /// Filter bits set over all LLCs, and CPUs idle by the state of record.
-pub fn sample(
-    topo: &Topology,
-    cpu_ctx: &impl MapCore,
-    llc_filter: &impl MapCore,
-) -> Result<(u64, u64)> {
+pub fn sample(topo: &Topology, cpu_ctx: &impl MapCore, llc_filter: &impl MapCore) -> Result<(u64, u64)> {
     let stride = filter_stride(topo);
     let mut weight = 0u64;
     for llc in 0..topo.llcs.len() {

@@ -9,8 +9,8 @@ pub mod idle_filter;
 pub mod maps;
 pub mod overload;
 pub mod preflight;
-pub mod stats;
 pub mod sis_test_skel;
+pub mod stats;
 pub mod topology;
 
 /// A BPF map value read as its C struct (bindgen'd from bpf/intf.h), not by byte offsets.

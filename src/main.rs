@@ -148,7 +148,8 @@ impl<'a> Scheduler<'a> {
         info!("{SCHEDULER_NAME}: {}", topo.summary());
 
         let skel_builder = BpfSkelBuilder::default();
-        let mut skel = scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
+        let mut skel =
+            scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
 
         let layout = Layout::of(&topo);
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
@@ -182,14 +183,11 @@ impl<'a> Scheduler<'a> {
             for mut prog in skel.open_object_mut().progs_mut() {
                 prog.set_log_level(4);
             }
-            libbpf_rs::set_print(Some((
-                libbpf_rs::PrintLevel::Debug,
-                |_, msg: String| {
-                    if msg.contains("processed") || msg.contains("BEGIN PROG LOAD LOG") {
-                        eprint!("{msg}");
-                    }
-                },
-            )));
+            libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| {
+                if msg.contains("processed") || msg.contains("BEGIN PROG LOAD LOG") {
+                    eprint!("{msg}");
+                }
+            })));
         }
         let mut skel = scx_ops_load!(skel, sis_ops, uei)?;
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
@@ -253,8 +251,7 @@ impl<'a> Scheduler<'a> {
         // the maps outlive the detach: the totals are final now
         if let Some(path) = &self.stats_out {
             let json = serde_json::to_string_pretty(&self.metrics()?)?;
-            std::fs::write(path, json + "\n")
-                .with_context(|| format!("writing --stats-out {}", path.display()))?;
+            std::fs::write(path, json + "\n").with_context(|| format!("writing --stats-out {}", path.display()))?;
         }
         uei_report!(&self.skel, uei)
     }

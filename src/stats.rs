@@ -164,8 +164,15 @@ impl Metrics {
         writeln!(
             w,
             "[scx_sis] wake prev/sync/recent/scan/fx/none {}/{}/{}/{}/{}/{} | enq {} direct {} kick {}",
-            self.wake_prev, self.wake_sync, self.wake_recent, self.wake_scan, self.wake_fork_exec,
-            self.wake_none, self.enqueue, self.direct_idle, self.kick_idle,
+            self.wake_prev,
+            self.wake_sync,
+            self.wake_recent,
+            self.wake_scan,
+            self.wake_fork_exec,
+            self.wake_none,
+            self.enqueue,
+            self.direct_idle,
+            self.kick_idle,
         )?;
         writeln!(
             w,
@@ -177,15 +184,24 @@ impl Metrics {
         writeln!(
             w,
             "          preempt {} | balance pull {} xllc {} | fork least-loaded {} | rt redirect {} | reconciled {}",
-            self.preempt_kicks, self.balance_pulls, self.balance_pulls_xllc, self.fork_least_loaded,
-            self.released_redirects, self.idle_reconciled,
+            self.preempt_kicks,
+            self.balance_pulls,
+            self.balance_pulls_xllc,
+            self.fork_least_loaded,
+            self.released_redirects,
+            self.idle_reconciled,
         )?;
         writeln!(
             w,
             "          steal {}/{} (empty {} unmigratable {}) per-llc {:?} | overloaded {} (+{} -{})",
-            self.steals, self.steal_attempts, self.steal_empty, self.steal_not_migratable,
-            self.llc_steals.values().collect::<Vec<_>>(), self.overloaded,
-            self.overload_sets, self.overload_clears,
+            self.steals,
+            self.steal_attempts,
+            self.steal_empty,
+            self.steal_not_migratable,
+            self.llc_steals.values().collect::<Vec<_>>(),
+            self.overloaded,
+            self.overload_sets,
+            self.overload_clears,
         )?;
         Ok(())
     }
@@ -207,9 +223,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
 
-    StatsServerData::new()
-        .add_meta(Metrics::meta())
-        .add_ops("top", StatsOps { open, close: None })
+    StatsServerData::new().add_meta(Metrics::meta()).add_ops("top", StatsOps { open, close: None })
 }
 
 /// Prints the running scheduler's stats every `intv` until `shutdown`.

@@ -84,8 +84,7 @@ fn llc_span(cpu_dir: &Path) -> Option<Vec<usize>> {
         if ty.trim() == "Instruction" {
             continue;
         }
-        let Ok(level) = fs::read_to_string(dir.join("level")).map(|l| l.trim().parse::<u32>())
-        else {
+        let Ok(level) = fs::read_to_string(dir.join("level")).map(|l| l.trim().parse::<u32>()) else {
             continue;
         };
         let Ok(level) = level else { continue };
@@ -120,8 +119,7 @@ impl Topology {
         if let Ok(entries) = fs::read_dir(root.join("sys/devices/system/node")) {
             for ent in entries.flatten() {
                 let name = ent.file_name().to_string_lossy().into_owned();
-                let Some(id) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok())
-                else {
+                let Some(id) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok()) else {
                     continue;
                 };
                 if let Ok(cpus) = read_list(&ent.path().join("cpulist")) {
@@ -226,20 +224,6 @@ impl Topology {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpulist_forms() {
-        assert_eq!(parse_cpulist("0-3,8,10-11\n").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
-        assert_eq!(parse_cpulist("5").unwrap(), vec![5]);
-        assert_eq!(parse_cpulist("").unwrap(), Vec::<usize>::new());
-        assert!(parse_cpulist("3-1").is_err());
-        assert!(parse_cpulist("a").is_err());
-    }
-}
-
 /// Writes the per-CPU and per-LLC shortcuts (bpf/topology.bpf.h) into their BPF arrays.
 pub fn write_maps(
     topo: &Topology,
@@ -283,4 +267,18 @@ pub fn write_maps(
 /// The bytes of a plain-old-data value, as BPF map updates take them.
 pub fn as_bytes<T: Copy>(v: &T) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpulist_forms() {
+        assert_eq!(parse_cpulist("0-3,8,10-11\n").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(parse_cpulist("5").unwrap(), vec![5]);
+        assert_eq!(parse_cpulist("").unwrap(), Vec::<usize>::new());
+        assert!(parse_cpulist("3-1").is_err());
+        assert!(parse_cpulist("a").is_err());
+    }
 }

@@ -75,9 +75,7 @@ fn other_llc_when_the_own_one_is_even() {
 fn llc_gap_bounds_a_cross_llc_move() {
     // CPU 9 is busy but its LLC as a whole is not busier than ours: nothing to gain
     let mut l = [200; 16];
-    for c in 8..16 {
-        l[c] = 150;
-    }
+    l[8..].fill(150);
     l[9] = 400;
     let mut s = sis(l);
     for c in 0..8 {
@@ -116,9 +114,7 @@ fn least_loaded_cpu_among_the_allowed() {
 #[test]
 fn idlest_llc_by_busy_cpus_then_load() {
     let mut l = [300; 16];
-    for c in 8..16 {
-        l[c] = 100;
-    }
+    l[8..].fill(100);
     let mut s = sis(l);
     // all busy (nr_busy 8 and 8): the lighter LLC wins over prev's
     assert_eq!(s.idlest_llc(0), 1);

@@ -63,8 +63,19 @@ fn kernel_without_sched_ext() {
 fn help_and_version_succeed() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for opt in ["--slice-us", "--sis-mode", "--no-builtin-idle", "--steal", "--steal-scope",
-                "--oracle-every", "--partial", "--stats", "--monitor", "--stats-out", "--help-stats"] {
+    for opt in [
+        "--slice-us",
+        "--sis-mode",
+        "--no-builtin-idle",
+        "--steal",
+        "--steal-scope",
+        "--oracle-every",
+        "--partial",
+        "--stats",
+        "--monitor",
+        "--stats-out",
+        "--help-stats",
+    ] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
     #[cfg(feature = "bench")]

@@ -13,7 +13,7 @@ fn sis16(mode: u32) -> Sis {
 
 #[test]
 fn init_sets_one_bit_per_core() {
-    let mut sis = sis16(FULL);
+    let sis = sis16(FULL);
     assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
     assert_eq!(sis.filter(1), vec![8, 10, 12, 14]);
     assert_eq!(sis.llc_state(0), (1, 1, 0));
@@ -227,7 +227,6 @@ fn depth_bound_follows_llc_load() {
     sis.allow(&[0, 1, 2]);
     let r = sis.scan(7, 0);
     assert_eq!((r.cpu, r.probes, r.full), (-1, 3, 1));
-
 }
 
 #[test]

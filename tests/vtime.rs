@@ -41,6 +41,8 @@ fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) 
     s.vtime(a).vtime
 }
 
+// one argument per field of the call it builds: clearer at the call sites than a struct
+#[allow(clippy::too_many_arguments)]
 fn charge(s: &mut Sis, which: u32, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64, alone: bool) -> u64 {
     let mut a = op(which, slot, cpu);
     a.vtime = vtime;
@@ -107,8 +109,8 @@ fn share(weights: (u32, u32)) -> f64 {
     let mut s = sis();
     let cpu = 5;
     let (mut v, mut ran, mut now) = ([0u64; 2], [0u64; 2], 0u64);
-    for slot in 0..2 {
-        v[slot] = place(&mut s, slot as u32, 0, cpu, false);
+    for (slot, v) in v.iter_mut().enumerate() {
+        *v = place(&mut s, slot as u32, 0, cpu, false);
     }
     for _ in 0..400 {
         let t = if v[0] <= v[1] { 0 } else { 1 };

@@ -85,8 +85,10 @@ pub fn topology_of(shape: &Shape) -> Topology {
 }
 
 // The programs' argument structs come from bpf/intf.h through bindgen.
-pub use bpf_intf::{balance_args as BalanceArgs, cpu_args as CpuArgs, ovl_args as OvlArgs,
-                   scan_args as ScanArgs, vtime_args as VtimeArgs, walk_args as WalkArgs};
+pub use bpf_intf::{
+    balance_args as BalanceArgs, cpu_args as CpuArgs, ovl_args as OvlArgs, scan_args as ScanArgs,
+    vtime_args as VtimeArgs, walk_args as WalkArgs,
+};
 use scx_sis::bpf_intf::{cpu_ctx, cpu_sched, llc_ctx};
 use scx_sis::map_value;
 
@@ -122,14 +124,16 @@ impl Sis {
             }
             libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| {
                 use std::io::Write;
-                let mut f = std::fs::OpenOptions::new().create(true).append(true)
-                    .open(concat!(env!("CARGO_MANIFEST_DIR"), "/target/verifier.log")).unwrap();
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(concat!(env!("CARGO_MANIFEST_DIR"), "/target/verifier.log"))
+                    .unwrap();
                 let _ = f.write_all(msg.as_bytes());
             })));
         }
         let skel = open.load().expect("load test object (verifier)");
-        topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)
-            .unwrap();
+        topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map).unwrap();
         let mut sis = Sis { skel, topo };
         sis.allow_all();
         sis
@@ -149,11 +153,8 @@ impl Sis {
     }
 
     fn run<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> i32 {
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>())
-        };
-        let mut input = ProgramInput::default();
-        input.context_in = Some(bytes);
+        let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
+        let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
         prog.test_run(input).expect("BPF_PROG_TEST_RUN").return_value as i32
     }
 
@@ -229,9 +230,7 @@ impl Sis {
         let mut v: T = self.value(map, key);
         f(&mut v);
         // SAFETY: T is the map's plain-data value type
-        let bytes = unsafe {
-            std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>())
-        };
+        let bytes = unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>()) };
         map.update(&(key as u32).to_ne_bytes(), bytes, MapFlags::ANY).unwrap();
     }
 
