@@ -6,6 +6,8 @@
  *   overload.bpf.h     overloaded-CPU map (seed 004)
  *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004)
  *   stats.bpf.h        per-CPU counters
+ *   llc_stats.bpf.h    per-CPU counters by LLC
+ *   knobs.bpf.h        live changes of the writable knobs (scx_sis set)
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
  * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), weighted
@@ -29,12 +31,13 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
 #include "steal.bpf.h"
+#include "knobs.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-const volatile u64 slice_ns = SIS_DFL_SLICE_NS;
+u64 slice_ns = SIS_DFL_SLICE_NS;	/* writable: `scx_sis set slice-us=` */
 
 /* Largest vtime seen running: new and waking tasks start near it. */
 static u64 vtime_now;
@@ -90,7 +93,7 @@ __noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
 }
 
 /* Check 1 failed scan in oracle_every (a power of two; 0: never) against the oracle. */
-const volatile u32 oracle_every = SIS_DFL_ORACLE_EVERY;
+u32 oracle_every = SIS_DFL_ORACLE_EVERY;	/* writable: `scx_sis set oracle-every=` */
 
 /*
  * The oracle walks the LLC, as costly as the linear scan the filter avoids,
@@ -115,8 +118,11 @@ static __always_inline s32 scan_llc(struct task_struct *p, s32 target, u32 llc)
 	cpu = sis_scan(p, target, llc, &res);
 	if (cpu < 0 && oracle_sampled()) {
 		stat_inc(STAT_SCAN_ORACLE);
-		if (missed_idle(p, llc))
+		llc_stat_inc(llc, LLC_STAT_ORACLE);
+		if (missed_idle(p, llc)) {
 			stat_inc(STAT_SCAN_MISSED);
+			llc_stat_inc(llc, LLC_STAT_MISSED);
+		}
 	}
 	return cpu;
 }

@@ -136,7 +136,7 @@ impl Sis {
         rodata.nr_llcs = topo.llcs.len() as u32;
         rodata.llc_stride = topo.llc_stride() as u32;
         rodata.smt_enabled = topo.smt_width > 1;
-        rodata.sis_mode = mode;
+        open.maps.data_data.as_mut().unwrap().sis_mode = mode;
         rodata.builtin_idle = false;
         rodata.filter_stride = idle_filter::filter_stride(&topo) as u32;
         rodata.ovl_lines = overload::ovl_lines(&topo) as u32;
