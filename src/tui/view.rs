@@ -236,7 +236,7 @@ const HELP: &[(&str, &str)] = &[
     ("q, Ctrl-C", "quit (the terminal is restored)"),
     ("s", "control: steal on <-> off"),
     ("S", "control: steal map-only"),
-    ("m", "control: sis-mode full -> filter -> linear"),
+    ("m", "control: sis-mode linear -> filter -> full -> linear"),
     ("c", "control: steal-scope llc -> node -> all"),
     ("o", "control: oracle-every 0 -> 1 -> 4 -> 16 -> 64"),
     ("+ / -", "control: slice x2 / /2"),
