@@ -329,6 +329,19 @@ impl Metrics {
             self.llc_steals.values().collect::<Vec<_>>(), self.overloaded,
             self.overload_sets, self.overload_clears,
         )?;
+        for (id, l) in &self.llcs {
+            writeln!(
+                w,
+                "          llc {id} ({}): scan {} ok {:.1}% recall {:.1}% probes/scan {:.2} fp {:.1}% | filter {}/{} idle | overloaded {} steals {} load {}/{}",
+                l.cpus, l.scans, l.success_pct, l.recall_pct, l.probes_per_scan, l.fp_pct,
+                l.filter_weight, l.true_idle, l.overloaded, l.steals, l.load, l.nr_cpus,
+            )?;
+        }
+        writeln!(
+            w,
+            "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us",
+            self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
+        )?;
         Ok(())
     }
 }
@@ -391,5 +404,29 @@ mod tests {
         assert_eq!(d.llc_steals.get(&0), Some(&2));
         assert_eq!(d.llc_steals.get(&1), Some(&0));
         assert_eq!(d.recall_pct, 80.0);
+    }
+
+    #[test]
+    fn llc_metrics() {
+        let mut c: LlcCounters = [0; sis_llc_stat_SIS_NR_LLC_STATS as usize];
+        c[sis_llc_stat_LLC_STAT_SCAN as usize] = 10;
+        c[sis_llc_stat_LLC_STAT_SCAN_SUCCESS as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_SCAN_FAIL as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_PROBE as usize] = 20;
+        c[sis_llc_stat_LLC_STAT_FP as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_STEAL as usize] = 7;
+        let l = LlcSamples { counters: c, cpus: "0-3".into(), nr_cpus: 4, true_idle: 1, ..Default::default() };
+        let s = Samples { llcs: vec![l.clone(), LlcSamples::default()], ..Default::default() };
+        let m = Metrics::from_counters(&[0; sis_stat_SIS_NR_STATS as usize], s);
+        let l0 = &m.llcs[&0];
+        assert_eq!((l0.scans, l0.steals, l0.load), (10, 7, 3));
+        assert_eq!((l0.success_pct, l0.probes_per_scan, l0.fp_pct), (50.0, 2.0, 25.0));
+        assert_eq!(m.llcs.len(), 2);
+        let d = m.delta(&Metrics::from_counters(
+            &[0; sis_stat_SIS_NR_STATS as usize],
+            Samples { llcs: vec![LlcSamples { counters: [1; sis_llc_stat_SIS_NR_LLC_STATS as usize], ..l }], ..Default::default() },
+        ));
+        assert_eq!((d.llcs[&0].scans, d.llcs[&0].steals, d.llcs[&0].cpus.as_str()), (9, 6, "0-3"));
+        assert_eq!(d.sis_mode, "full");
     }
 }

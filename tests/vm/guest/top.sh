@@ -6,8 +6,10 @@
 #  2. `scx_sis set steal=off`: the stats show steal_mode off, and the steal counter, read over
 #     the stats socket from 1 s after the change on, stops growing; `steal=on` makes it grow
 #     again. The change is in the scheduler's log.
-#  3. refused: a non-root `scx_sis set` (setpriv to nobody) exits 2, the control socket is 0600,
-#     an unknown key or a bad value exits 2; the knob stays as it was.
+#  3. refused: a non-root `scx_sis set` (setpriv to nobody) exits 2, the control socket is 0600
+#     and, opened up, still refuses nobody by its uid; an unknown key or a bad value exits 2 and
+#     the knob stays. Other knobs: sis-mode, slice, oracle, scope show in the stats; linear mode
+#     makes no false-positive probe, full mode again does (its filters rebuilt).
 #  4. the scheduler detaches: top shows "no scx_sis running - retrying"; a new scx_sis starts:
 #     top shows live numbers again; q quits with exit 0.
 # Also records `scx_sis top --json` replies into $SCX_SIS_OUT/top-record.jsonl (the source of
@@ -94,6 +96,14 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups "$SCX_SIS" set steal=off >
 check_eq "non-root scx_sis set: exit code" "$rc" 2
 log "non-root: $(head -n 1 "$SCX_SIS_OUT/top-nonroot.err")"
 check_eq "non-root: one line on stderr" "$(wc -l <"$SCX_SIS_OUT/top-nonroot.err")" 1
+# the peer's uid is checked too, not only the mode: opened up, the socket still refuses nobody
+chmod 666 /var/run/scx/scx_sis.ctl
+reply=$(setpriv --reuid=nobody --regid=nogroup --clear-groups python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"set steal=off\n")
+print(s.makefile().readline().strip())' /var/run/scx/scx_sis.ctl 2>&1)
+chmod 600 /var/run/scx/scx_sis.ctl
+check "socket opened to all: nobody is refused by uid ($reply)" grep -q '^error: permission denied' <<<"$reply"
 "$SCX_SIS" set nosuch=1 2>/dev/null; check_eq "unknown key: exit code" "$?" 2
 "$SCX_SIS" set steal=maybe 2>/dev/null; check_eq "bad value: exit code" "$?" 2
 "$SCX_SIS" set gb=on 2>/dev/null; check_eq "group balancer (not there yet): exit code" "$?" 2
@@ -103,9 +113,12 @@ check_eq "set four knobs: exit code" "$rc" 0
 sleep 1
 knobs=$("$SCX_SIS" top --json --count 1 -i 0.5 | python3 -c 'import json,sys; s=json.loads(sys.stdin.readline())["stats"]; print(s["sis_mode"], s["slice_us"], s["oracle_every"], s["steal_scope"], s["oracle_checks"])')
 check_eq "stats show the four knobs (oracle checks 0)" "$knobs" "linear 1000 0 all 0"
+# linear scans probe CPUs in order: no filter, so no false-positive probe; back in full mode
+# (filters rebuilt from the state of record) the filter is probed again
+check_eq "sis-mode=linear: false-positive probes over 2 s" "$(stats_sum fp_probes 2 1)" 0
 "$SCX_SIS" set sis-mode=full >/dev/null; sleep 1
-fs=$(stats_sum scan_success 2 1)
-check_gt "back to sis-mode=full (filters rebuilt): scans succeed" "${fs:-0}" 0
+check_gt "sis-mode=full again: false-positive probes over 2 s (the filter is used)" "$(stats_sum fp_probes 2 1)" 0
+check_gt "sis-mode=full again: scans succeed" "$(stats_sum scan_success 2 1)" 0
 
 # --- 4. detach, restart, quit
 check "still attached" kill -0 "$SCHED_PID"
