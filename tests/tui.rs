@@ -12,7 +12,7 @@ use scx_sis::stats::Metrics;
 use scx_sis::tui::model::{control_key, Conn, Model, Sample, View, ROWS};
 use scx_sis::tui::view;
 
-const FIXTURES: &[&str] = &["top-7.3.jsonl"];
+const FIXTURES: &[&str] = &["top-7.3.jsonl", "top-6.12.jsonl"];
 const SIZES: &[(u16, u16)] = &[(80, 24), (200, 60)];
 
 fn load(name: &str) -> Vec<Sample> {
