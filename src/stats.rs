@@ -51,6 +51,7 @@ pub type LlcCounters = [u64; sis_llc_stat_SIS_NR_LLC_STATS as usize];
 /// One LLC (nested in `Metrics::llcs`): the machine-wide scan and steal figures, for its CPUs.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[serde(default)]
 pub struct LlcMetrics {
     #[stat(desc = "CPUs of the LLC (cpulist)")]
     pub cpus: String,
@@ -145,6 +146,8 @@ macro_rules! counter_fields {
         #[stat_doc]
         #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
         #[stat(top)]
+        // a field missing from another version's reply reads as 0 (scx_sis top)
+        #[serde(default)]
         pub struct Metrics {
             #[stat(desc = "Online CPUs")]
             pub nr_cpus: u64,

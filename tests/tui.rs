@@ -162,6 +162,20 @@ fn waiting_screen() {
 }
 
 #[test]
+fn reply_of_another_version() {
+    // a field it lacks reads as 0, one it has extra is ignored
+    let mut st = load(FIXTURES[0])[1].stats.clone();
+    st.as_object_mut().unwrap().remove("llcs");
+    st.as_object_mut().unwrap().remove("scans");
+    st["new_counter"] = 5.into();
+    let mut m = Model::new("x", 1.0, false);
+    m.update(&st, 1.0).unwrap();
+    assert_eq!(m.row_value(6), Some(0.0));
+    assert!(m.llc_rows().is_empty());
+    screen(&m, 80, 24);
+}
+
+#[test]
 fn tiny_terminal_does_not_panic() {
     let mut m = model_of(&load(FIXTURES[0]));
     for v in [View::Overview, View::Llc, View::Cpu, View::Help] {
