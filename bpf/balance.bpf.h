@@ -4,9 +4,9 @@
  *
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
- *  - a CPU whose slice ended looks, at most once a balance interval, for the
+ *  - a CPU whose slice ended looks, at most once a slice, for the
  *    busiest overloaded CPU of its LLC, and, at most once every
- *    BAL_XLLC_EVERY intervals when its LLC gave nothing movable, of the other
+ *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
  *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
@@ -23,7 +23,6 @@
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
 const volatile bool balance_on = true;
-const volatile u64 balance_interval_ns = SIS_DFL_SLICE_NS;
 
 struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
@@ -172,7 +171,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->gap = 0;
 	if (!balance_on || !c || llc < 0)
 		return -1;
-	if (now - c->last_balance < balance_interval_ns)
+	if (now - c->last_balance < slice_ns)
 		return -1;
 	c->last_balance = now;
 	my_load = READ_ONCE(c->load);
@@ -180,7 +179,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	balance_find_in_llc(cpu, llc, my_load, bp);
 	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->gap)))
 		return bp->victim;
-	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * balance_interval_ns) {
+	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;
 		balance_find_xllc(cpu, llc, my_load, bp);
 	}

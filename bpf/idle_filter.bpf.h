@@ -19,7 +19,10 @@
 #ifndef __SIS_IDLE_FILTER_BPF_H
 #define __SIS_IDLE_FILTER_BPF_H
 
-const volatile u32 sis_mode = SIS_MODE_FULL;
+#include "llc_stats.bpf.h"
+
+/* writable: `scx_sis set sis-mode=` switches it live (knobs.bpf.h rebuilds the filters) */
+u32 sis_mode = SIS_MODE_FULL;
 /* claim through the kernel's built-in idle mask instead of the per-CPU state */
 const volatile bool builtin_idle = true;
 const volatile u32 filter_stride = SIS_WORDS_PER_LINE;	/* u64 words per LLC filter */
@@ -388,6 +391,7 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 			return true;
 		}
 		stat_inc(STAT_SCAN_FP);
+		llc_stat_inc(sc->llc, LLC_STAT_FP);
 		if (sc->use_filter)
 			filter_remove_core(sc->llc, cpu, pos);
 		return false;
@@ -397,8 +401,10 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 		sc->idle_cpu = cpu;
 		return true;
 	}
-	if (sc->use_filter)
+	if (sc->use_filter) {
 		stat_inc(STAT_SCAN_FP);
+		llc_stat_inc(sc->llc, LLC_STAT_FP);
+	}
 	return false;
 }
 
@@ -514,6 +520,7 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	sc->found = 0;
 
 	stat_inc(STAT_SCAN);
+	llc_stat_inc(llc, LLC_STAT_SCAN);
 	if (sc->scan_sibling)
 		stat_inc(STAT_FAILPRONE_SCAN);
 
@@ -527,6 +534,7 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	res->full = sc->full;
 	res->fail_prone = sc->scan_sibling;
 	stat_add(STAT_SCAN_PROBE, sc->probes);
+	llc_stat_add(llc, LLC_STAT_PROBE, sc->probes);
 
 	if (sc->found)
 		goto found;
@@ -550,11 +558,13 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 		WRITE_ONCE(tc->fail_prone, 1);
 	}
 	stat_inc(STAT_SCAN_FAIL);
+	llc_stat_inc(llc, LLC_STAT_SCAN_FAIL);
 	return -1;
 
 found:
 	res->cpu = sc->idle_cpu;
 	stat_inc(STAT_SCAN_SUCCESS);
+	llc_stat_inc(llc, LLC_STAT_SCAN_SUCCESS);
 	return sc->idle_cpu;
 }
 

@@ -229,4 +229,18 @@ struct balance_args {
 	u32 __pad;
 };
 
+/* Per-LLC counter indexes of the per-CPU `llc_stats` array (llc_stats.bpf.h). */
+enum sis_llc_stat {
+	LLC_STAT_SCAN,
+	LLC_STAT_SCAN_SUCCESS,
+	LLC_STAT_SCAN_FAIL,
+	LLC_STAT_PROBE,
+	LLC_STAT_FP,			/* false-positive probes */
+	LLC_STAT_ORACLE,		/* failed scans checked against the oracle */
+	LLC_STAT_MISSED,		/* of those: an allowed idle CPU was there */
+	LLC_STAT_STEAL,			/* tasks stolen by CPUs of this LLC */
+
+	SIS_NR_LLC_STATS,
+};
+
 #endif /* __SIS_INTF_H */

@@ -9,6 +9,8 @@
  *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
  *                      move balance_pull makes
  *   stats.bpf.h        per-CPU counters
+ *   llc_stats.bpf.h    per-CPU counters by LLC
+ *   knobs.bpf.h        live changes of the writable knobs (scx_sis set)
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
  * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), each with
@@ -34,6 +36,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
 #include "steal.bpf.h"
+#include "knobs.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -92,7 +95,7 @@ __noinline int missed_idle(struct task_struct *p __arg_trusted, u32 llc)
 }
 
 /* Check 1 failed scan in oracle_every (a power of two; 0: never) against the oracle. */
-const volatile u32 oracle_every = SIS_DFL_ORACLE_EVERY;
+u32 oracle_every = SIS_DFL_ORACLE_EVERY;	/* writable: `scx_sis set oracle-every=` */
 
 /*
  * The oracle walks the LLC, as costly as the linear scan the filter avoids,
@@ -117,8 +120,11 @@ static __always_inline s32 scan_llc(struct task_struct *p, s32 target, u32 llc)
 	cpu = sis_scan(p, target, llc, &res);
 	if (cpu < 0 && oracle_sampled()) {
 		stat_inc(STAT_SCAN_ORACLE);
-		if (missed_idle(p, llc))
+		llc_stat_inc(llc, LLC_STAT_ORACLE);
+		if (missed_idle(p, llc)) {
 			stat_inc(STAT_SCAN_MISSED);
+			llc_stat_inc(llc, LLC_STAT_MISSED);
+		}
 	}
 	return cpu;
 }
@@ -328,7 +334,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
 	if ((wakeup || new || kthread) &&
-	    vtime_should_preempt(cpu, vtime, now, kthread ? 0 : preempt_min_ns)) {
+	    vtime_should_preempt(cpu, vtime, now, kthread ? 0 : preempt_min_ns())) {
 		stat_inc(STAT_PREEMPT_KICK);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}

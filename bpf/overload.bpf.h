@@ -13,7 +13,8 @@
 #ifndef __SIS_OVERLOAD_BPF_H
 #define __SIS_OVERLOAD_BPF_H
 
-const volatile u32 steal_mode = STEAL_ON;
+/* writable: `scx_sis set steal=` (the loader empties the map when it turns off) */
+u32 steal_mode = STEAL_ON;
 const volatile u32 ovl_lines = 1;	/* 64-byte lines per LLC */
 
 struct ovl_line {

@@ -15,7 +15,10 @@
 #ifndef __SIS_STEAL_BPF_H
 #define __SIS_STEAL_BPF_H
 
-const volatile u32 steal_scope = STEAL_SCOPE_LLC;
+#include "llc_stats.bpf.h"
+
+/* writable: `scx_sis set steal-scope=`; in .data with the other knobs although 0 */
+u32 steal_scope SEC(".data") = STEAL_SCOPE_LLC;
 
 /* tasks stolen per LLC (of the thief) */
 struct {
@@ -217,6 +220,7 @@ __noinline int steal_task(s32 cpu)
 
 stolen:
 	stat_inc(STAT_STEAL_SUCCESS);
+	llc_stat_inc(llc, LLC_STAT_STEAL);
 	cnt = bpf_map_lookup_elem(&llc_steals, &llc);
 	if (cnt)
 		(*cnt)++;

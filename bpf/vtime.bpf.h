@@ -22,9 +22,13 @@
 #ifndef __SIS_VTIME_BPF_H
 #define __SIS_VTIME_BPF_H
 
-const volatile u64 slice_ns = SIS_DFL_SLICE_NS;
+u64 slice_ns = SIS_DFL_SLICE_NS;	/* writable: `scx_sis set slice-us=` */
+
 /* a running task keeps its CPU this long before a woken task may preempt it */
-const volatile u64 preempt_min_ns = SIS_DFL_SLICE_NS / 4;
+static __always_inline u64 preempt_min_ns(void)
+{
+	return slice_ns / 4;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -174,7 +178,7 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	if ((s64)ran < (s64)min_ns)
 		return false;
 	curr = READ_ONCE(c->curr_vtime) + ran * SIS_WEIGHT_DFL / w;
-	return vtime_before(vtime + preempt_min_ns, curr);
+	return vtime_before(vtime + preempt_min_ns(), curr);
 }
 
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n)

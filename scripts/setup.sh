@@ -4,7 +4,7 @@
 #   scripts/setup.sh
 # - Debian packages: BPF toolchain (clang-19, llvm-19, libbpf-dev, bpftool, libelf-dev, ...),
 #   the VM (qemu-system-x86, udev, busybox-static) and test workloads (stress-ng, rt-tests,
-#   dbench, sysbench, linux-perf). netperf is not in bookworm main: skipped.
+#   dbench, sysbench, linux-perf, tmux for the `top` test). netperf is not in bookworm main: skipped.
 # - virtme-ng 1.42 from PyPI (Debian's 1.35 cannot boot these VMs): provides `vng`.
 # - Rust: cargo must already be there (Rust >= 1.91 via rustup); this script cannot install it.
 # Kernels for the VM come from tests/vm/kernels.sh (shared/, cache, or a 20-40 min build).
@@ -16,7 +16,7 @@ say() { echo "setup.sh: $*"; }
 apt_pkgs=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config libbpf-dev bpftool
           qemu-system-x86 udev busybox-static
           stress-ng rt-tests dbench sysbench linux-perf fonts-dejavu-core
-          gcc make python3 util-linux procps)
+          gcc make python3 util-linux procps tmux)
 command -v pip3 >/dev/null 2>&1 || python3 -m pip --version >/dev/null 2>&1 || apt_pkgs+=(python3-pip)
 
 missing=()

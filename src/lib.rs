@@ -4,8 +4,11 @@
 pub mod bench;
 pub mod bpf_intf;
 pub mod bpf_skel;
+pub mod control;
 pub mod error;
 pub mod idle_filter;
+pub mod knobs;
+pub mod llc_stats;
 pub mod maps;
 pub mod overload;
 pub mod preflight;
@@ -19,3 +22,4 @@ pub fn map_value<T: Copy>(bytes: &[u8]) -> T {
     // SAFETY: T is a plain-data C struct and the slice holds at least its size
     unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) }
 }
+pub mod tui;

@@ -10,15 +10,17 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use crossbeam::channel::TryRecvError;
 use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::OpenObject;
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
 use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
+use scx_sis::control::{self, Pending, Request};
 use scx_sis::error::{as_usage, usage_err};
 use scx_sis::idle_filter::{self, SisMode};
+use scx_sis::knobs::{self, Knob, Knobs};
 use scx_sis::maps::{self, Layout};
 use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::stats::{self, Counters, Metrics, Samples};
@@ -60,7 +62,7 @@ struct Opts {
     /// Check one failed idle scan in N against the oracle (the kernel's idle mask, or the
     /// per-CPU idle state with --no-builtin-idle) for the missed-idle / recall telemetry.
     /// The check walks the LLC, so it is sampled; N is a power of two, 0 turns it off.
-    #[arg(long, value_name = "N", default_value_t = bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY, value_parser = parse_oracle_every)]
+    #[arg(long, value_name = "N", default_value_t = bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY, value_parser = knobs::parse_oracle_every)]
     oracle_every: u32,
 
     /// Do not balance busy CPUs by weighted load (stealing by idle CPUs stays): for A/B runs.
@@ -95,32 +97,33 @@ struct Opts {
     #[arg(short = 'V', long)]
     version: bool,
 
-    #[cfg(feature = "bench")]
     #[command(subcommand)]
     cmd: Option<Cmd>,
 }
 
-#[cfg(feature = "bench")]
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
     /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
     /// scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
     /// mmtests-style comparison and writes JSON, CSV and plots.
-    Bench(scx_sis::bench::BenchArgs),
+    #[cfg(feature = "bench")]
+    Bench(Box<scx_sis::bench::BenchArgs>),
+    /// Live terminal UI of a running scx_sis (reads its stats socket; works over ssh).
+    Top(scx_sis::tui::TopArgs),
+    /// Change knobs of the running scx_sis live, e.g. `scx_sis set steal=off` (root only).
+    /// Keys: sis-mode=full|filter|linear, steal=on|map-only|off, steal-scope=llc|node|all,
+    /// oracle-every=N (0 or a power of two), slice-us=N (100..100000). No key: print them all.
+    Set {
+        /// KEY=VALUE pairs, applied in order.
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+    },
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
     if !(0.1..=3600.0).contains(&v) {
         return Err(format!("{v} is out of range 0.1..=3600"));
-    }
-    Ok(v)
-}
-
-fn parse_oracle_every(s: &str) -> std::result::Result<u32, String> {
-    let v: u32 = s.parse().map_err(|_| format!("{s:?} is not a whole number"))?;
-    if v > 65536 || (v != 0 && !v.is_power_of_two()) {
-        return Err(format!("{v} is not 0 or a power of two up to 65536"));
     }
     Ok(v)
 }
@@ -140,10 +143,11 @@ struct Scheduler<'a> {
     topo: Topology,
     stats_server: StatsServer<(), Metrics>,
     stats_out: Option<std::path::PathBuf>,
+    knobs: Knobs,
 }
 
 impl<'a> Scheduler<'a> {
-    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let topo = Topology::discover().context("discovering the CPU topology")?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
 
@@ -154,16 +158,9 @@ impl<'a> Scheduler<'a> {
         let layout = Layout::of(&topo);
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
-        rodata.slice_ns = opts.slice_us * 1000;
-        rodata.sis_mode = opts.sis_mode.to_bpf();
         rodata.builtin_idle = !opts.no_builtin_idle;
-        rodata.steal_mode = opts.steal.to_bpf();
-        rodata.steal_scope = opts.steal_scope.to_bpf();
-        rodata.oracle_every = opts.oracle_every;
-        // a woken task may preempt one that ran a quarter slice; busy CPUs balance once a slice
-        rodata.preempt_min_ns = opts.slice_us * 1000 / 4;
-        rodata.balance_interval_ns = opts.slice_us * 1000;
         rodata.balance_on = !opts.no_balance;
+        knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
 
         // Size the arrays from the machine.
         let missing = layout.size_maps(skel.open_object_mut())?;
@@ -201,17 +198,14 @@ impl<'a> Scheduler<'a> {
         })?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
         info!(
-            "{SCHEDULER_NAME} attached: sis-mode {:?}, steal {:?}/{:?}, balance {}, {} idle tracking, slice {} us{}",
-            opts.sis_mode,
-            opts.steal,
-            opts.steal_scope,
+            "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",
+            knobs.summary(),
             if opts.no_balance { "off" } else { "on" },
             if opts.no_builtin_idle { "own" } else { "built-in + own" },
-            opts.slice_us,
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
         );
 
-        Ok(Self { skel, struct_ops, topo, stats_server, stats_out: opts.stats_out.clone() })
+        Ok(Self { skel, struct_ops, topo, stats_server, stats_out: opts.stats_out.clone(), knobs })
     }
 
     fn counters(&self) -> Result<Counters> {
@@ -223,6 +217,9 @@ impl<'a> Scheduler<'a> {
     }
 
     fn metrics(&self) -> Result<Metrics> {
+        let m = &self.skel.maps;
+        let (llcs, cpu_state) =
+            scx_sis::llc_stats::sample(&self.topo, &m.cpu_ctx_map, &m.llc_filter_map, &m.ovl_map, &m.llc_stats)?;
         let (filter_weight, true_idle) =
             idle_filter::sample(&self.topo, &self.skel.maps.cpu_ctx_map, &self.skel.maps.llc_filter_map)?;
         let samples = Samples {
@@ -231,16 +228,61 @@ impl<'a> Scheduler<'a> {
             true_idle,
             overloaded: overload::sample_weight(&self.topo, &self.skel.maps.ovl_map)?,
             llc_steals: overload::llc_steals(&self.topo, &self.skel.maps.llc_steals)?,
+            llcs,
+            cpu_state,
+            knobs: self.knobs.clone(),
         };
         Ok(Metrics::from_counters(&self.counters()?, samples))
     }
 
-    fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<scx_utils::UserExitInfo> {
+    /// Applies a live knob change; the reply text for the control client.
+    fn set_knob(&mut self, k: Knob) -> Result<String> {
+        let old = self.knobs.get(&k);
+        if old == k {
+            return Ok(format!("{k} (unchanged)"));
+        }
+        self.knobs.set(k);
+        self.knobs.write_bpf(self.skel.maps.data_data.as_mut().unwrap());
+        match k {
+            // linear mode kept no filter: rebuild them from the state of record
+            Knob::SisMode(m) if m != SisMode::Linear && old == Knob::SisMode(SisMode::Linear) => {
+                let input = libbpf_rs::ProgramInput::default();
+                self.skel.progs.sis_filter_rebuild.test_run(input).context("rebuilding the idle filters")?;
+            }
+            // off keeps no overloaded map: drop what it showed, it would go stale
+            Knob::Steal(StealMode::Off) => {
+                let zero = vec![0u8; self.skel.maps.ovl_map.value_size() as usize];
+                for i in 0..self.topo.llcs.len() * overload::ovl_lines(&self.topo) {
+                    self.skel.maps.ovl_map.update(&(i as u32).to_ne_bytes(), &zero, MapFlags::ANY)?;
+                }
+            }
+            _ => {}
+        }
+        info!("{SCHEDULER_NAME}: set {k} (was {old})");
+        Ok(format!("{k} (was {old})"))
+    }
+
+    fn serve_control(&mut self, p: Pending) {
+        let res = match p.req {
+            Request::Get => Ok(self.knobs.summary()),
+            Request::Set(k) => self.set_knob(k).map_err(|e| format!("{e:#}")),
+        };
+        let _ = p.reply.send(res);
+    }
+
+    fn run(
+        &mut self,
+        shutdown: Arc<AtomicBool>,
+        ctl: &crossbeam::channel::Receiver<Pending>,
+    ) -> Result<scx_utils::UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         // A plain sleep between polls: crossbeam's recv_timeout spins and yields before it
         // parks, and under load the loader then took a whole CPU from the workload (seen in the
         // test VM: a spinner sharing its CPU got half of it).
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            while let Ok(p) = ctl.try_recv() {
+                self.serve_control(p);
+            }
             match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.metrics()?)?,
                 Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(100)),
@@ -288,9 +330,12 @@ fn run(opts: Opts) -> Result<()> {
     }
     init_log(opts.verbose)?;
 
-    #[cfg(feature = "bench")]
-    if let Some(Cmd::Bench(args)) = &opts.cmd {
-        return scx_sis::bench::run(args);
+    match &opts.cmd {
+        #[cfg(feature = "bench")]
+        Some(Cmd::Bench(args)) => return scx_sis::bench::run(args),
+        Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
+        Some(Cmd::Set { pairs }) => return set(pairs),
+        None => {}
     }
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -303,10 +348,18 @@ fn run(opts: Opts) -> Result<()> {
 
     preflight()?;
 
+    let (_ctl_server, ctl) = control::serve(std::path::Path::new(control::CTL_PATH))?;
+    let mut knobs = Knobs {
+        sis_mode: opts.sis_mode,
+        steal: opts.steal,
+        steal_scope: opts.steal_scope,
+        oracle_every: opts.oracle_every,
+        slice_us: opts.slice_us,
+    };
     let mut open_object = MaybeUninit::uninit();
     let mut stats_thread = opts.stats;
     loop {
-        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let mut sched = Scheduler::init(&opts, knobs, &mut open_object)?;
         // started once the server is up, so it never polls an absent socket
         if let Some(intv) = stats_thread.take() {
             let sd = shutdown.clone();
@@ -316,13 +369,42 @@ fn run(opts: Opts) -> Result<()> {
                 }
             });
         }
-        let uei = sched.run(shutdown.clone())?;
+        let uei = sched.run(shutdown.clone(), &ctl)?;
+        // live changes survive a restart
+        knobs = sched.knobs.clone();
         if !uei.should_restart() {
             break;
         }
         info!("{SCHEDULER_NAME}: restarting (CPU hotplug)");
     }
     Ok(())
+}
+
+/// `scx_sis set KEY=VALUE...`: bad input and refusals are usage errors (exit 2).
+fn set(pairs: &[String]) -> Result<()> {
+    let knobs = pairs.iter().map(|p| p.parse::<Knob>().map_err(usage_err)).collect::<Result<Vec<_>>>()?;
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage_err("must run as root to change a running scx_sis"));
+    }
+    let path = std::path::Path::new(control::CTL_PATH);
+    let lines: Vec<String> =
+        if knobs.is_empty() { vec!["get".into()] } else { knobs.iter().map(|k| format!("set {k}")).collect() };
+    for line in lines {
+        match control::request(path, &line) {
+            Ok(reply) => println!("{reply}"),
+            Err(control::ClientError::Refused(e)) => return Err(usage_err(e)),
+            Err(e) => anyhow::bail!("{e}"),
+        }
+    }
+    Ok(())
+}
+
+/// The TUI's refusals (bad options, a non-root --control) are usage errors too.
+fn tui_err(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<scx_sis::tui::TopUsageError>() {
+        Ok(u) => usage_err(u.0),
+        Err(e) => e,
+    }
 }
 
 fn main() -> ExitCode {

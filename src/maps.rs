@@ -5,7 +5,7 @@ use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 
 use crate::topology::Topology;
-use crate::{idle_filter, overload};
+use crate::{bpf_intf, idle_filter, overload};
 
 /// The machine-dependent sizes the BPF side is built for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl Layout {
     }
 
     /// max_entries of every array indexed by CPU or LLC, by map name.
-    pub fn map_sizes(&self) -> [(&'static str, u32); 9] {
+    pub fn map_sizes(&self) -> [(&'static str, u32); 10] {
         let (cpus, llcs) = (self.nr_cpu_ids, self.nr_llcs);
         [
             ("cpu_topo_map", cpus),
@@ -46,6 +46,7 @@ impl Layout {
             ("llc_filter_map", llcs * self.filter_stride),
             ("ovl_map", llcs * self.ovl_lines),
             ("llc_steals", llcs),
+            ("llc_stats", llcs * bpf_intf::sis_llc_stat_SIS_NR_LLC_STATS),
         ]
     }
 

@@ -14,6 +14,7 @@ use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf::*;
+use crate::knobs::KnobName;
 
 /// Raw counters summed over CPUs, indexed by `enum sis_stat`.
 pub type Counters = [u64; sis_stat_SIS_NR_STATS as usize];
@@ -26,6 +27,122 @@ pub struct Samples {
     pub true_idle: u64,
     pub overloaded: u64,
     pub llc_steals: Vec<u64>,
+    /// Per LLC, by LLC id.
+    pub llcs: Vec<LlcSamples>,
+    /// One char per CPU id (see `Metrics::cpu_state`).
+    pub cpu_state: String,
+    pub knobs: crate::knobs::Knobs,
+}
+
+/// One LLC's counters (`enum sis_llc_stat`, summed over CPUs) and samples.
+#[derive(Clone, Debug, Default)]
+pub struct LlcSamples {
+    pub counters: LlcCounters,
+    pub cpus: String,
+    pub nr_cpus: u64,
+    pub filter_weight: u64,
+    pub true_idle: u64,
+    pub overloaded: u64,
+}
+
+/// Per-LLC counters indexed by `enum sis_llc_stat`.
+pub type LlcCounters = [u64; sis_llc_stat_SIS_NR_LLC_STATS as usize];
+
+/// One LLC (nested in `Metrics::llcs`): the machine-wide scan and steal figures, for its CPUs.
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[serde(default)]
+pub struct LlcMetrics {
+    #[stat(desc = "CPUs of the LLC (cpulist)")]
+    pub cpus: String,
+    #[stat(desc = "CPUs in the LLC")]
+    pub nr_cpus: u64,
+    #[stat(desc = "Idle scans of this LLC")]
+    pub scans: u64,
+    #[stat(desc = "Scans that claimed an idle CPU")]
+    pub scan_success: u64,
+    #[stat(desc = "Scans that found none")]
+    pub scan_fail: u64,
+    #[stat(desc = "CPUs probed by scans")]
+    pub probes: u64,
+    #[stat(desc = "False-positive probes")]
+    pub fp_probes: u64,
+    #[stat(desc = "Failed scans checked against the oracle")]
+    pub oracle_checks: u64,
+    #[stat(desc = "Checked failed scans while the oracle showed an allowed idle CPU")]
+    pub missed_idle: u64,
+    #[stat(desc = "Tasks stolen by CPUs of this LLC")]
+    pub steals: u64,
+    #[stat(desc = "Bits set in the LLC's idle filter (sampled)")]
+    pub filter_weight: u64,
+    #[stat(desc = "CPUs idle by the state of record (sampled)")]
+    pub true_idle: u64,
+    #[stat(desc = "CPUs marked overloaded (sampled)")]
+    pub overloaded: u64,
+    #[stat(desc = "Load: CPUs not idle by the state of record, the scan depth's input (sampled)")]
+    pub load: u64,
+    #[stat(desc = "Scans that found an idle CPU, % of scans")]
+    pub success_pct: f64,
+    #[stat(desc = "Recall: found / (found + missed idle), %")]
+    pub recall_pct: f64,
+    #[stat(desc = "Probes per scan")]
+    pub probes_per_scan: f64,
+    #[stat(desc = "False-positive probes, % of probes")]
+    pub fp_pct: f64,
+}
+
+impl LlcMetrics {
+    pub fn from_samples(s: &LlcSamples) -> Self {
+        let c = &s.counters;
+        let mut m = LlcMetrics {
+            cpus: s.cpus.clone(),
+            nr_cpus: s.nr_cpus,
+            scans: c[sis_llc_stat_LLC_STAT_SCAN as usize],
+            scan_success: c[sis_llc_stat_LLC_STAT_SCAN_SUCCESS as usize],
+            scan_fail: c[sis_llc_stat_LLC_STAT_SCAN_FAIL as usize],
+            probes: c[sis_llc_stat_LLC_STAT_PROBE as usize],
+            fp_probes: c[sis_llc_stat_LLC_STAT_FP as usize],
+            oracle_checks: c[sis_llc_stat_LLC_STAT_ORACLE as usize],
+            missed_idle: c[sis_llc_stat_LLC_STAT_MISSED as usize],
+            steals: c[sis_llc_stat_LLC_STAT_STEAL as usize],
+            filter_weight: s.filter_weight,
+            true_idle: s.true_idle,
+            overloaded: s.overloaded,
+            load: s.nr_cpus.saturating_sub(s.true_idle),
+            ..Default::default()
+        };
+        m.derive();
+        m
+    }
+
+    /// Counters of `self` minus `rhs`, samples of `self`.
+    pub fn delta(&self, rhs: &Self) -> Self {
+        let mut m = LlcMetrics {
+            scans: self.scans.wrapping_sub(rhs.scans),
+            scan_success: self.scan_success.wrapping_sub(rhs.scan_success),
+            scan_fail: self.scan_fail.wrapping_sub(rhs.scan_fail),
+            probes: self.probes.wrapping_sub(rhs.probes),
+            fp_probes: self.fp_probes.wrapping_sub(rhs.fp_probes),
+            oracle_checks: self.oracle_checks.wrapping_sub(rhs.oracle_checks),
+            missed_idle: self.missed_idle.wrapping_sub(rhs.missed_idle),
+            steals: self.steals.wrapping_sub(rhs.steals),
+            ..self.clone()
+        };
+        m.derive();
+        m
+    }
+
+    fn derive(&mut self) {
+        (self.success_pct, self.recall_pct, self.probes_per_scan, self.fp_pct) = scan_rates(
+            self.scans,
+            self.scan_success,
+            self.scan_fail,
+            self.oracle_checks,
+            self.missed_idle,
+            self.probes,
+            self.fp_probes,
+        );
+    }
 }
 
 /// Declares the counter fields once: name, enum index, description.
@@ -34,6 +151,8 @@ macro_rules! counter_fields {
         #[stat_doc]
         #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
         #[stat(top)]
+        // a field missing from another version's reply reads as 0 (scx_sis top)
+        #[serde(default)]
         pub struct Metrics {
             #[stat(desc = "Online CPUs")]
             pub nr_cpus: u64,
@@ -46,6 +165,20 @@ macro_rules! counter_fields {
             pub overloaded: u64,
             #[stat(desc = "Tasks stolen, by LLC of the thief")]
             pub llc_steals: BTreeMap<u32, u64>,
+            #[stat(desc = "Per LLC, by LLC id")]
+            pub llcs: BTreeMap<u32, LlcMetrics>,
+            #[stat(desc = "One char per CPU id (sampled): . idle, B busy, O overloaded (tasks waiting), F fail-prone (its last scan failed), - offline")]
+            pub cpu_state: String,
+            #[stat(desc = "Knob sis-mode: full / filter / linear")]
+            pub sis_mode: String,
+            #[stat(desc = "Knob steal: on / map-only / off")]
+            pub steal_mode: String,
+            #[stat(desc = "Knob steal-scope: llc / node / all")]
+            pub steal_scope: String,
+            #[stat(desc = "Knob oracle-every: 1 failed scan in N checked (0: never)")]
+            pub oracle_every: u64,
+            #[stat(desc = "Knob slice-us: time slice in microseconds")]
+            pub slice_us: u64,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
             #[stat(desc = "Recall: found / (found + missed idle), %; missed idle extrapolated from the checked share of failed scans")]
@@ -65,6 +198,13 @@ macro_rules! counter_fields {
                     true_idle: s.true_idle,
                     overloaded: s.overloaded,
                     llc_steals: s.llc_steals.iter().enumerate().map(|(i, v)| (i as u32, *v)).collect(),
+                    llcs: s.llcs.iter().enumerate().map(|(i, l)| (i as u32, LlcMetrics::from_samples(l))).collect(),
+                    cpu_state: s.cpu_state,
+                    sis_mode: s.knobs.sis_mode.name().into(),
+                    steal_mode: s.knobs.steal.name().into(),
+                    steal_scope: s.knobs.steal_scope.name().into(),
+                    oracle_every: s.knobs.oracle_every as u64,
+                    slice_us: s.knobs.slice_us,
                     ..Default::default()
                 };
                 m.derive();
@@ -84,6 +224,17 @@ macro_rules! counter_fields {
                         .iter()
                         .map(|(k, v)| (*k, v.wrapping_sub(*rhs.llc_steals.get(k).unwrap_or(&0))))
                         .collect(),
+                    llcs: self
+                        .llcs
+                        .iter()
+                        .map(|(k, l)| (*k, rhs.llcs.get(k).map_or_else(|| l.clone(), |r| l.delta(r))))
+                        .collect(),
+                    cpu_state: self.cpu_state.clone(),
+                    sis_mode: self.sis_mode.clone(),
+                    steal_mode: self.steal_mode.clone(),
+                    steal_scope: self.steal_scope.clone(),
+                    oracle_every: self.oracle_every,
+                    slice_us: self.slice_us,
                     ..Default::default()
                 };
                 m.derive();
@@ -142,22 +293,34 @@ fn pct(num: u64, den: u64) -> f64 {
     }
 }
 
+/// (success %, recall %, probes per scan, FP %) of a set of scans.
+fn scan_rates(
+    scans: u64,
+    success: u64,
+    fail: u64,
+    oracle_checks: u64,
+    missed_idle: u64,
+    probes: u64,
+    fp_probes: u64,
+) -> (f64, f64, f64, f64) {
+    // missed idle is counted on a sample of the failed scans: scale it to all of them
+    let missed = if oracle_checks == 0 { 0.0 } else { missed_idle as f64 * fail as f64 / oracle_checks as f64 };
+    let recall = if success == 0 && missed == 0.0 { 0.0 } else { 100.0 * success as f64 / (success as f64 + missed) };
+    let pps = if scans == 0 { 0.0 } else { probes as f64 / scans as f64 };
+    (pct(success, scans), recall, pps, pct(fp_probes, probes))
+}
+
 impl Metrics {
     fn derive(&mut self) {
-        self.success_pct = pct(self.scan_success, self.scans);
-        // missed idle is counted on a sample of the failed scans: scale it to all of them
-        let missed = if self.oracle_checks == 0 {
-            0.0
-        } else {
-            self.missed_idle as f64 * self.scan_fail as f64 / self.oracle_checks as f64
-        };
-        self.recall_pct = if self.scan_success == 0 && missed == 0.0 {
-            0.0
-        } else {
-            100.0 * self.scan_success as f64 / (self.scan_success as f64 + missed)
-        };
-        self.probes_per_scan = if self.scans == 0 { 0.0 } else { self.probes as f64 / self.scans as f64 };
-        self.fp_pct = pct(self.fp_probes, self.probes);
+        (self.success_pct, self.recall_pct, self.probes_per_scan, self.fp_pct) = scan_rates(
+            self.scans,
+            self.scan_success,
+            self.scan_fail,
+            self.oracle_checks,
+            self.missed_idle,
+            self.probes,
+            self.fp_probes,
+        );
     }
 
     pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
@@ -203,6 +366,19 @@ impl Metrics {
             self.overload_sets,
             self.overload_clears,
         )?;
+        for (id, l) in &self.llcs {
+            writeln!(
+                w,
+                "          llc {id} ({}): scan {} ok {:.1}% recall {:.1}% probes/scan {:.2} fp {:.1}% | filter {}/{} idle | overloaded {} steals {} load {}/{}",
+                l.cpus, l.scans, l.success_pct, l.recall_pct, l.probes_per_scan, l.fp_pct,
+                l.filter_weight, l.true_idle, l.overloaded, l.steals, l.load, l.nr_cpus,
+            )?;
+        }
+        writeln!(
+            w,
+            "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us",
+            self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
+        )?;
         Ok(())
     }
 }
@@ -223,7 +399,10 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
 
-    StatsServerData::new().add_meta(Metrics::meta()).add_ops("top", StatsOps { open, close: None })
+    StatsServerData::new()
+        .add_meta(LlcMetrics::meta())
+        .add_meta(Metrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
 }
 
 /// Prints the running scheduler's stats every `intv` until `shutdown`.
@@ -262,5 +441,32 @@ mod tests {
         assert_eq!(d.llc_steals.get(&0), Some(&2));
         assert_eq!(d.llc_steals.get(&1), Some(&0));
         assert_eq!(d.recall_pct, 80.0);
+    }
+
+    #[test]
+    fn llc_metrics() {
+        let mut c: LlcCounters = [0; sis_llc_stat_SIS_NR_LLC_STATS as usize];
+        c[sis_llc_stat_LLC_STAT_SCAN as usize] = 10;
+        c[sis_llc_stat_LLC_STAT_SCAN_SUCCESS as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_SCAN_FAIL as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_PROBE as usize] = 20;
+        c[sis_llc_stat_LLC_STAT_FP as usize] = 5;
+        c[sis_llc_stat_LLC_STAT_STEAL as usize] = 7;
+        let l = LlcSamples { counters: c, cpus: "0-3".into(), nr_cpus: 4, true_idle: 1, ..Default::default() };
+        let s = Samples { llcs: vec![l.clone(), LlcSamples::default()], ..Default::default() };
+        let m = Metrics::from_counters(&[0; sis_stat_SIS_NR_STATS as usize], s);
+        let l0 = &m.llcs[&0];
+        assert_eq!((l0.scans, l0.steals, l0.load), (10, 7, 3));
+        assert_eq!((l0.success_pct, l0.probes_per_scan, l0.fp_pct), (50.0, 2.0, 25.0));
+        assert_eq!(m.llcs.len(), 2);
+        let d = m.delta(&Metrics::from_counters(
+            &[0; sis_stat_SIS_NR_STATS as usize],
+            Samples {
+                llcs: vec![LlcSamples { counters: [1; sis_llc_stat_SIS_NR_LLC_STATS as usize], ..l }],
+                ..Default::default()
+            },
+        ));
+        assert_eq!((d.llcs[&0].scans, d.llcs[&0].steals, d.llcs[&0].cpus.as_str()), (9, 6, "0-3"));
+        assert_eq!(d.sis_mode, "full");
     }
 }

@@ -113,7 +113,7 @@ impl Sis {
         let layout = Layout::of(&topo);
         let rodata = open.maps.rodata_data.as_mut().unwrap();
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
-        rodata.sis_mode = mode;
+        open.maps.data_data.as_mut().unwrap().sis_mode = mode;
         rodata.builtin_idle = false;
         // the test object has every topology-sized map but the stealing counters
         assert_eq!(layout.size_maps(open.open_object_mut()).unwrap(), ["llc_steals"]);
