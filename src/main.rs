@@ -100,6 +100,9 @@ enum Cmd {
     /// scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
     /// mmtests-style comparison and writes JSON, CSV and plots.
     Bench(scx_sis::bench::BenchArgs),
+    /// One fairness workload of the bench's fair-* suites (internal).
+    #[command(name = "__fairness", hide = true)]
+    Fairness(scx_sis::bench::fairness::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -321,6 +324,9 @@ fn run(opts: Opts) -> Result<()> {
 
     if let Some(Cmd::Bench(args)) = &opts.cmd {
         return scx_sis::bench::run(args);
+    }
+    if let Some(Cmd::Fairness(args)) = &opts.cmd {
+        return scx_sis::bench::fairness::probe(args);
     }
 
     let shutdown = Arc::new(AtomicBool::new(false));

@@ -17,7 +17,11 @@ use super::model::{Param, Parser, Server, Skipped, Suite};
 use super::statistics::Direction;
 
 /// Built-in suite names accepted by --suite (`netperf` means both netperf suites).
-pub const BUILTIN: &[&str] = &["hackbench", "tbench", "netperf", "netperf-udp", "netperf-tcp", "schbench"];
+pub const BUILTIN: &[&str] = &[
+    "hackbench", "tbench", "netperf", "netperf-udp", "netperf-tcp", "schbench",
+    // `fairness` = every fair-* suite (fairness.rs)
+    "fairness", "fair-nice1", "fair-nice8", "fair-spread", "fair-fork", "fair-sleep",
+];
 pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench";
 
 /// Sizes of the built-in suites.
@@ -215,7 +219,7 @@ pub fn check_tools(suite: &str) -> Result<(), String> {
     for (tool, pkg) in tools(suite) {
         if which(tool).is_none() {
             let hint = match *pkg {
-                "netperf" => "netperf is not in Debian bookworm main (non-free); build it from source to run this suite".to_string(),
+                "netperf" => "netperf is in Debian's non-free component: scripts/setup.sh installs it".to_string(),
                 "schbench" => "schbench is not packaged by Debian; build it from source (kernel.org schbench.git) to run this suite".to_string(),
                 p => format!("install it with `apt-get install {p}`"),
             };
@@ -237,12 +241,12 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             "netperf-udp" => vec![netperf(sc, "udp")],
             "netperf-tcp" => vec![netperf(sc, "tcp")],
             "schbench" => vec![schbench(sc)],
-            other => {
-                return Err(format!(
+            other => super::fairness::resolve(other, sc).ok_or_else(|| {
+                format!(
                     "unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)",
                     BUILTIN.join(", ")
-                ))
-            }
+                )
+            })?,
         };
         for s in suites {
             if out.iter().any(|o| o.name == s.name) || skipped.iter().any(|k| k.suite == s.name) {
