@@ -8,13 +8,15 @@
 //! - `fair-spread`: 3 hogs per CPU forked by one parent; the worst hog's distance from the mean
 //!   CPU time, in % of the mean (lower is better).
 //! - `fair-fork`, `fair-sleep`: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
-//!   completed 50 ms sleeps per second (higher is better).
+//!   completed 50 ms sleeps per second (higher is better). The fork loop does at least 5
+//!   (one op can take seconds in a saturated TCG guest), within 4x the window.
 //!
 //! Each run is `scx_sis __fairness CASE --secs T --warmup W` (a hidden subcommand: the real
 //! workload, measured from /proc), which prints its details and a last line `metric: X`, so
 //! the runner, parsers, tables and JSON of the other suites serve these unchanged. CPU time is a
-//! hog's run time from /proc/PID/schedstat (ns; utime+stime from /proc/PID/stat without
-//! CONFIG_SCHED_INFO) over a window that starts after the warm-up.
+//! hog's run time from /proc/PID/schedstat (ns; without CONFIG_SCHED_INFO se.sum_exec_runtime
+//! of /proc/PID/sched, else utime+stime of /proc/PID/stat) over a window that starts after the
+//! warm-up.
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -44,6 +46,10 @@ const SPREAD_PER_CPU: usize = 3;
 const RESPONSIVE_PER_CPU: usize = 2;
 const SLEEP_MS: u64 = 50;
 const TRUE_BIN: &str = "/bin/true";
+/// fork+exec+wait can take seconds each under saturation in a TCG guest: the fork loop goes on
+/// past the window until it has this many, but starts none after FORK_CAP x the window.
+const FORK_MIN_OPS: u64 = 5;
+const FORK_CAP: f64 = 4.0;
 
 /// One fairness case, as the hidden `__fairness` subcommand takes it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,7 +156,8 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
         direction,
         parser: Parser::Regex(METRIC_RE.into()),
         server: None,
-        timeout_s: secs as u64 + warm.ceil() as u64 + 60,
+        // the fork loop may run FORK_CAP x the window, plus the op in flight
+        timeout_s: (FORK_CAP * secs as f64) as u64 + warm.ceil() as u64 + 120,
         params: vec![Param {
             label,
             command: vec![
@@ -201,6 +208,13 @@ pub fn rate(count: u64, secs: f64) -> Option<f64> {
 /// Run time in ns: the first field of /proc/PID/schedstat.
 pub fn parse_schedstat(s: &str) -> Option<u64> {
     s.split_whitespace().next()?.parse().ok()
+}
+
+/// se.sum_exec_runtime of /proc/PID/sched (ms with 6 decimals, CONFIG_SCHED_DEBUG), in ns.
+pub fn parse_sched_runtime(s: &str) -> Option<u64> {
+    let l = s.lines().find(|l| l.split_whitespace().next() == Some("se.sum_exec_runtime"))?;
+    let ms: f64 = l.split(':').nth(1)?.trim().parse().ok()?;
+    Some((ms * 1e6).round() as u64)
 }
 
 /// Fields of /proc/PID/stat after `comm` (which may hold spaces and parentheses): index 0 is
@@ -314,8 +328,12 @@ impl Drop for Hogs {
     }
 }
 
+/// Run time in ns: schedstat (CONFIG_SCHED_INFO), else /proc/PID/sched, else utime+stime.
 fn cpu_ns(pid: libc::pid_t) -> Result<u64> {
     if let Some(ns) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok().and_then(|s| parse_schedstat(&s)) {
+        return Ok(ns);
+    }
+    if let Some(ns) = std::fs::read_to_string(format!("/proc/{pid}/sched")).ok().and_then(|s| parse_sched_runtime(&s)) {
         return Ok(ns);
     }
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).with_context(|| format!("hog {pid} is gone"))?;
@@ -327,13 +345,14 @@ fn cpu_ns(pid: libc::pid_t) -> Result<u64> {
     Ok(ticks * (1_000_000_000 / hz))
 }
 
-/// fork+exec+wait of /bin/true for `secs`: (completed, elapsed seconds).
+/// fork+exec+wait of /bin/true for `secs` (and FORK_MIN_OPS, within FORK_CAP x `secs`):
+/// (completed, elapsed seconds).
 fn fork_loop(secs: f64) -> Result<(u64, f64)> {
     let path = CString::new(TRUE_BIN).unwrap();
     let argv = [path.as_ptr(), std::ptr::null()];
     let t0 = Instant::now();
     let mut n = 0u64;
-    while t0.elapsed().as_secs_f64() < secs {
+    while fork_goes_on(n, t0.elapsed().as_secs_f64(), secs) {
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             bail!("fork: {}", std::io::Error::last_os_error());
@@ -354,6 +373,11 @@ fn fork_loop(secs: f64) -> Result<(u64, f64)> {
         n += 1;
     }
     Ok((n, t0.elapsed().as_secs_f64()))
+}
+
+/// Whether the fork loop starts another fork+exec+wait after `n` in `t` of a `secs` window.
+pub fn fork_goes_on(n: u64, t: f64, secs: f64) -> bool {
+    (t < secs || n < FORK_MIN_OPS) && t < FORK_CAP * secs
 }
 
 /// 50 ms nanosleeps for `secs`: (completed, elapsed seconds at the last completion).
@@ -467,12 +491,20 @@ mod tests {
         assert_eq!(worst_dev_pct(&[0.0, 0.0]), None);
         assert_eq!(rate(100, 4.0), Some(25.0));
         assert_eq!(rate(1, 0.0), None);
+        // the fork loop: the window, then up to 5 ops, never starting one after 4x the window
+        assert!(fork_goes_on(100, 2.9, 3.0));
+        assert!(fork_goes_on(4, 5.0, 3.0));
+        assert!(!fork_goes_on(5, 3.0, 3.0));
+        assert!(!fork_goes_on(1, 12.0, 3.0));
     }
 
     #[test]
     fn proc_parsing() {
         assert_eq!(parse_schedstat("1234567890 2345 17\n"), Some(1234567890));
         assert_eq!(parse_schedstat(""), None);
+        let sched = "hog (4242, #threads: 1)\n---------\nse.exec_start  :  100.5\nse.sum_exec_runtime                          :          1234.567890\nnr_switches : 3\n";
+        assert_eq!(parse_sched_runtime(sched), Some(1_234_567_890));
+        assert_eq!(parse_sched_runtime("se.exec_start : 1.0\n"), None);
         // comm with spaces and a ')' inside; utime 250 + stime 12, processor 7
         let stat = "4242 (a b) c) R 1 4242 4242 0 -1 4194304 90 0 0 0 250 12 0 0 20 0 1 0 100 1000 50 \
                     18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 7 0 0 0 0 0";
