@@ -38,21 +38,27 @@ check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
 check_eq "state after" "$(sched_state)" disabled
 sed 's/^/  | /' "$out/table.txt" 2>/dev/null
 
-# 'SUITE VARIANT VALUE' per measured run (VALUE 'failed: why' for a failed one)
-vals=$(python3 - "$out/results.json" <<'EOF' 2>&1
-import json, sys
-r = json.load(open(sys.argv[1]))
+# One python3 for the whole readout (every exec is slow in the guest): 'SUITE VARIANT VALUE'
+# per measured run (VALUE 'failed: why' for a failed one), then where the hogs ended per run.
+vals=$(python3 - "$out" <<'EOF2' 2>&1
+import glob, json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "results.json")))
 for x in r["runs"]:
     if not x["warmup"]:
         v = x["value"] if x["ok"] and x["value"] is not None else "failed: " + str(x.get("error"))
         print(x["suite"], x["variant"], v)
-EOF
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "raw", "fair-*", "*.txt"))):
+    for l in open(f):
+        if l.startswith("hogs per CPU"):
+            print("placement", os.path.basename(os.path.dirname(f)), os.path.basename(f)[:-4], l.strip())
+EOF2
 )
+grep '^placement ' <<<"$vals" | while read -r _ s run rest; do log "$s $run: $rest"; done
 # val SUITE VARIANT: the number, or empty if the run failed or is missing
-val() { awk -v s="$1" -v v="$2" '$1 == s && $2 == v && $3 ~ /^[-0-9.e+]+$/ { print $3; exit }' <<<"$vals"; }
+val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$vals"; }
 for s in fair-nice1 fair-nice8 fair-spread fair-fork fair-sleep; do
   for v in EEVDF scx_sis; do
-    [ -n "$(val $s $v)" ] || fail "$s under $v: no number ($(awk -v s=$s -v v=$v '$1 == s && $2 == v' <<<"$vals" | cut -c1-200))"
+    [ -n "$(val $s $v)" ] || fail "$s under $v: no number ($(grep "^$s $v " <<<"$vals" | cut -c1-200))"
   done
 done
 # within GOT REF PCT: |GOT/REF - 1| <= PCT %
@@ -78,10 +84,6 @@ for c in fork sleep; do
   note "EEVDF fair-$c with 2 hogs per CPU = ${e:-?}/s"
   check "fair-$c: scx_sis ${x:-?}/s >= $RESP_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
     awk -v g="$x" -v r="$e" -v f="$RESP_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
-done
-# where the hogs ended, per case and variant (from the probes' own output)
-for f in "$out"/raw/fair-*/*.txt; do
-  [ -f "$f" ] && log "$(basename "$(dirname "$f")") $(basename "$f" .txt | sed 's/-r0$//'): $(grep -h '^hogs per CPU' "$f")"
 done
 dmesg_check
 finish

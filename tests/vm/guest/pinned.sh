@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null' EXIT
 
-PINNED_SECS=4
+PINNED_SECS=6
 PINNED_MIN_SHARE_PCT=15
 # one CPU per LLC (the second CPU of each, so not CPU 0 with its housekeeping)
 cpulist() { local r; for r in ${1//,/ }; do seq "${r%-*}" "${r#*-}"; done; }
@@ -45,7 +45,7 @@ scenario() {
   for p in "${pins[@]}"; do for ((i = 0; i < 300; i++)); do proc_comm "$p"; [ "$COMM" = pinned ] && break; snooze 0.02; done; done
   OFF=0 SAMPLES=0
   now_ms_set; local t0=$NOW_MS
-  while now_ms_set; [ $((NOW_MS - t0)) -lt $(( (PINNED_SECS - 1) * 1000 )) ]; do
+  while now_ms_set; [ $((NOW_MS - t0)) -lt $(( (PINNED_SECS - 2) * 1000 )) ]; do
     for p in "${pins[@]}"; do
       proc_comm "$p"; [ "$COMM" = pinned ] || continue
       proc_stat "$p" || continue
@@ -69,7 +69,8 @@ scenario eevdf
 note "EEVDF: pinned spinners seen elsewhere $OFF/$SAMPLES, violations $VIOL, least CPU share ${MIN_SHARE}%"
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 scenario scx_sis
-check "outside samples taken ($SAMPLES, >= 10 per spinner)" test "$SAMPLES" -ge $((10 * 2 * ${#pcpus[@]}))
+# busy vCPUs run in turn under single-threaded TCG: the 0.1 s sampling loop gets ~2 rounds a second
+check "outside samples taken ($SAMPLES, >= 3 per spinner)" test "$SAMPLES" -ge $((3 * 2 * ${#pcpus[@]}))
 check_eq "pinned spinners seen (field 39) on another CPU" "$OFF" 0
 check_eq "pinned spinners' own samples outside their mask" "$VIOL" 0
 check_eq "most CPUs a pinned spinner ran on" "$MAXCPUS" 1

@@ -9,13 +9,15 @@
 # per-CPU kthreads of N, which cannot run anywhere else. Afterwards scx_sis is still attached,
 # never re-attached, and the kernel log is clean. The same scenario under EEVDF first, for
 # reference (NOTE lines). The test shell samples as SCHED_FIFO 60 without forking, so its own
-# timing does not depend on the scheduler under test.
+# timing does not depend on the scheduler under test; still, single-threaded TCG runs busy vCPUs
+# in turn, so the sample comes RT_WITHIN_S or up to ~2 s later (logged): it must come while the
+# spinner still runs.
 # env: SCX_SIS (required)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 
 RT_WITHIN_S=1
-RT_MIN_PROGRESS_MS=20
+RT_MIN_PROGRESS_MS=50
 RT_SPIN_SECS=3
 
 rt_knob=/proc/sys/kernel/sched_rt_runtime_us
@@ -33,30 +35,33 @@ check_eq "RT throttling off" "$(cat "$rt_knob")" -1
 # CPU time, its own wall time, samples off N)
 scenario() {
   local name=$1 hogs=() i p spin c best=-1
-  local -A r0 per_cpu
+  local -A r0 per_cpu last was_on_n
+  local on_n_progress=""
   for ((i = 0; i < 2 * NPROC; i++)); do "$PINNED_BIN" 60 >/dev/null & hogs+=($!); done
   # every hog past its exec, then a second to settle
   for p in "${hogs[@]}"; do for ((i = 0; i < 300; i++)); do proc_comm "$p"; [ "$COMM" = pinned ] && break; snooze 0.02; done; done
   snooze 1
-  for p in "${hogs[@]}"; do proc_stat "$p" && per_cpu[${STAT[36]}]=$(( ${per_cpu[${STAT[36]}]:-0} + 1 )); done
+  for p in "${hogs[@]}"; do proc_stat "$p" && per_cpu[${STAT[36]}]=$(( ${per_cpu[${STAT[36]}]:-0} + 1 )) && last[$p]=${STAT[36]}; done
   N=$((NPROC - 1))
   for c in "${!per_cpu[@]}"; do
     if [ "${per_cpu[$c]}" -gt "$best" ] || { [ "${per_cpu[$c]}" -eq "$best" ] && [ "$c" -gt "$N" ]; }; then best=${per_cpu[$c]}; N=$c; fi
   done
   WERE_ON_N=${per_cpu[$N]:-0}
+  for p in "${hogs[@]}"; do [ "${last[$p]:-}" = "$N" ] && was_on_n[$p]=1; done
   taskset -c "$N" chrt -f 50 "$PINNED_BIN" "$RT_SPIN_SECS" >"$SCX_SIS_OUT/rt-$name-spin.out" & spin=$!
   chrt -f -p 60 $$
   # the window opens once the spinner runs its own code as SCHED_FIFO
   for ((i = 0; i < 500; i++)); do proc_comm $spin; proc_stat $spin; [ "$COMM" = pinned ] && [ "${STAT[38]}" = 1 ] && break; snooze 0.01; done
   now_ms_set; local t0=$NOW_MS
-  for p in "${hogs[@]}"; do proc_stat "$p" && r0[$p]=$(( (STAT[11] + STAT[12]) * 1000 / CLK_TCK )); done
+  for p in "${hogs[@]}"; do proc_runtime_ms "$p"; r0[$p]=$RUNTIME_MS; done
   snooze "$RT_WITHIN_S"
   now_ms_set; WIN_MS=$((NOW_MS - t0))
   STUCK=0 ON_N=0 MIN_MS=-1 SPIN_ALIVE=0
   proc_comm $spin; [ "$COMM" = pinned ] && SPIN_ALIVE=1
   for p in "${hogs[@]}"; do
     local d=-1
-    proc_stat "$p" && d=$(( (STAT[11] + STAT[12]) * 1000 / CLK_TCK - ${r0[$p]:-0} ))
+    proc_runtime_ms "$p" && proc_stat "$p" && d=$((RUNTIME_MS - ${r0[$p]:-0}))
+    [ "${was_on_n[$p]:-}" ] && on_n_progress+=" $d"
     { [ "$MIN_MS" -lt 0 ] || [ "$d" -lt "$MIN_MS" ]; } && MIN_MS=$d
     [ "$d" -ge "$RT_MIN_PROGRESS_MS" ] || STUCK=$((STUCK + 1))
     [ "${STAT[36]}" = "$N" ] && ON_N=$((ON_N + 1))
@@ -67,7 +72,7 @@ scenario() {
   SPIN_WIN_MS=$(sed -n 's/.*window_ms=\([0-9]*\).*/\1/p' "$SCX_SIS_OUT/rt-$name-spin.out")
   SPIN_VIOL=$(sed -n 's/.*violations=\([0-9]*\).*/\1/p' "$SCX_SIS_OUT/rt-$name-spin.out")
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
-  log "$name: $((2 * NPROC)) hogs, $WERE_ON_N last on CPU $N; FIFO spinner on CPU $N: ${SPIN_MS:-?} ms CPU in ${SPIN_WIN_MS:-?} ms; after ${WIN_MS} ms (spinner running: $SPIN_ALIVE): least hog progress ${MIN_MS} ms, $STUCK below ${RT_MIN_PROGRESS_MS} ms, $ON_N still last on CPU $N"
+  log "$name: $((2 * NPROC)) hogs, $WERE_ON_N last on CPU $N; FIFO spinner on CPU $N: ${SPIN_MS:-?} ms CPU in ${SPIN_WIN_MS:-?} ms; after ${WIN_MS} ms (spinner running: $SPIN_ALIVE): least hog progress ${MIN_MS} ms, $STUCK below ${RT_MIN_PROGRESS_MS} ms (those that were on CPU $N:$on_n_progress ms), $ON_N still last on CPU $N"
 }
 
 scenario eevdf
@@ -81,7 +86,6 @@ check "the spinner had CPU $N (${SPIN_MS:-?} ms CPU, >= 80% of ${RT_SPIN_SECS} s
 check_eq "the spinner's samples off CPU $N" "${SPIN_VIOL:-?}" 0
 check "the spinner ran <= ${RT_SPIN_SECS}.5 s (${SPIN_WIN_MS:-?} ms; the sched_ext watchdog is 5 s)" test "${SPIN_WIN_MS:-99999}" -le $((RT_SPIN_SECS * 1000 + 500))
 check_eq "sampled while the spinner ran" "$SPIN_ALIVE" 1
-check "sampled within $((RT_WITHIN_S * 1000 + 500)) ms (${WIN_MS} ms)" test "$WIN_MS" -le $((RT_WITHIN_S * 1000 + 500))
 check_eq "hogs with < ${RT_MIN_PROGRESS_MS} ms progress beside the spinner (least: ${MIN_MS} ms)" "$STUCK" 0
 check_eq "hogs still last on CPU $N" "$ON_N" 0
 check "still attached" kill -0 "$SCHED_PID"
