@@ -6,7 +6,7 @@
 #    NICE1_TOL_PCT of NICE1_IDEAL (the kernel's weights, 1024/335).
 #  - fair-nice8: nproc nice-0 + nproc nice-10 hogs unpinned: scx_sis's ratio within
 #    NICE8_TOL_PCT of EEVDF's from this very run.
-#  - fair-spread: 3 hogs per CPU forked by one parent: no hog's CPU time further than
+#  - fair-spread: 3 hogs per CPU forked by one parent, measured 4 s after a 1 s warm-up: no hog's CPU time further than
 #    SPREAD_MAX_PCT from the mean.
 #  - fair-fork / fair-sleep: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
 #    completed 50 ms sleeps per second at least RESP_MIN_FRAC of EEVDF's.
