@@ -146,7 +146,10 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
         ),
         Case::Sleep => (
             "fair-sleep-under-hogs",
-            format!("completed {SLEEP_MS} ms sleeps per second, {RESPONSIVE_PER_CPU} hogs per CPU (ideal {}; rows: hogs)", 1000 / SLEEP_MS),
+            format!(
+                "completed {SLEEP_MS} ms sleeps per second, {RESPONSIVE_PER_CPU} hogs per CPU (ideal {}; rows: hogs)",
+                1000 / SLEEP_MS
+            ),
             "sleeps/s",
             Direction::HigherIsBetter,
             (RESPONSIVE_PER_CPU * n).to_string(),
@@ -447,12 +450,16 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     for (h, (m, l)) in hogs.0.iter().zip(ms.iter().zip(&last)) {
         let pin = h.cpu.map_or("-".to_string(), |c| c.to_string());
         let l = l.map_or("?".to_string(), |c| c.to_string());
-        println!("hog pid={} nice={} pinned={pin} last_cpu={l} run_ms={m:.1} share={:.3}", h.pid, h.nice, m / window / 1e3);
+        println!(
+            "hog pid={} nice={} pinned={pin} last_cpu={l} run_ms={m:.1} share={:.3}",
+            h.pid,
+            h.nice,
+            m / window / 1e3
+        );
     }
     println!("hogs per CPU at the end: {}", per_cpu_counts(&cpus, &last));
-    let by_nice = |nice: i32| -> Vec<f64> {
-        hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect()
-    };
+    let by_nice =
+        |nice: i32| -> Vec<f64> { hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect() };
     let metric = match (a.case, loop_result) {
         (Case::Nice1, _) => mean_ratio(&by_nice(0), &by_nice(NICE1_OTHER)),
         (Case::Nice8, _) => mean_ratio(&by_nice(0), &by_nice(NICE8_OTHER)),
