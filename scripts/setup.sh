@@ -4,7 +4,8 @@
 #   scripts/setup.sh
 # - Debian packages: BPF toolchain (clang-19, llvm-19, libbpf-dev, bpftool, libelf-dev, ...),
 #   the VM (qemu-system-x86, udev, busybox-static) and test workloads (stress-ng, rt-tests,
-#   dbench, sysbench, linux-perf, tmux for the `top` test). netperf is not in bookworm main: skipped.
+#   dbench, sysbench, linux-perf, tmux for the `top` test); netperf from bookworm non-free, through a
+#   temporary sources list, lists directory and cache (apt -o options): the machine's apt sources stay as they are.
 # - virtme-ng 1.42 from PyPI (Debian's 1.35 cannot boot these VMs): provides `vng`.
 # - Rust: cargo must already be there (Rust >= 1.91 via rustup); this script cannot install it.
 # Kernels for the VM come from tests/vm/kernels.sh (shared/, cache, or a 20-40 min build).
@@ -29,6 +30,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   say "Debian packages: all present"
+fi
+
+# netperf (bench suites netperf-udp/tcp) is only in Debian's non-free component. apt reads a
+# temporary sources list (bookworm main for its dependencies + non-free) into its own lists
+# directory, without the binary caches, so nothing of the machine's apt configuration or lists
+# changes; only netperf itself is installed.
+if ! command -v netperf >/dev/null 2>&1 || ! command -v netserver >/dev/null 2>&1; then
+  say "installing netperf from Debian bookworm non-free (temporary sources list)"
+  apt_tmp=$(mktemp -d)
+  trap 'rm -rf "$apt_tmp"' EXIT
+  mkdir -p "$apt_tmp/lists/partial"
+  # apt downloads as the unprivileged _apt user
+  chmod 755 "$apt_tmp"; chown _apt "$apt_tmp/lists/partial" 2>/dev/null || true
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main non-free" \
+    > "$apt_tmp/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$apt_tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$apt_tmp/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+  $SUDO apt-get "${apt_opts[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends netperf >/dev/null
+  rm -rf "$apt_tmp"; trap - EXIT
+  # Debian's package starts a netserver daemon: the bench starts its own on another port
+  command -v netserver >/dev/null 2>&1 || { echo "setup.sh: error: netperf installed but no netserver on PATH" >&2; exit 1; }
+else
+  say "netperf: present"
 fi
 
 # virtme-ng from PyPI, pinned (Debian's 1.35 fails to boot these kernels)

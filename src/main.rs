@@ -118,6 +118,10 @@ enum Cmd {
         #[arg(value_name = "KEY=VALUE")]
         pairs: Vec<String>,
     },
+    /// One fairness workload of the bench's fair-* suites (internal).
+    #[cfg(feature = "bench")]
+    #[command(name = "__fairness", hide = true)]
+    Fairness(scx_sis::bench::fairness::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -334,6 +338,8 @@ fn run(opts: Opts) -> Result<()> {
         #[cfg(feature = "bench")]
         Some(Cmd::Bench(args)) => return scx_sis::bench::run(args),
         Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
+        #[cfg(feature = "bench")]
+        Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

@@ -14,7 +14,8 @@ use super::workloads::{self, Scale};
 /// t-test at 95%). Needs root and a sched_ext kernel; attaches and detaches the schedulers itself.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BenchArgs {
-    /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench.
+    /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
+    /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-fork,fair-sleep).
     /// [default: hackbench,tbench,netperf,schbench; only the --cmd ones if --cmd is given]
     #[arg(long, value_name = "LIST")]
     pub suite: Option<String>,

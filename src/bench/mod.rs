@@ -18,6 +18,7 @@
 
 pub mod cli;
 pub mod executor;
+pub mod fairness;
 pub mod host;
 pub mod model;
 pub mod parsers;

@@ -24,7 +24,7 @@ pub fn check_tools(suite: &str) -> Result<(), String> {
     for (tool, pkg) in tools(suite) {
         if which(tool).is_none() {
             let hint = match *pkg {
-                "netperf" => "netperf is not in Debian bookworm main (non-free); build it from source to run this suite".to_string(),
+                "netperf" => "netperf is in Debian's non-free component: scripts/setup.sh installs it".to_string(),
                 "schbench" => "schbench is not packaged by Debian; build it from source (kernel.org schbench.git) to run this suite".to_string(),
                 p => format!("install it with `apt-get install {p}`"),
             };

@@ -12,7 +12,21 @@ pub use super::parsers::{parse, parse_hackbench, parse_netperf, parse_regex, par
 pub use super::tools::{check_tools, optional, which};
 
 /// Built-in suite names accepted by --suite (`netperf` means both netperf suites).
-pub const BUILTIN: &[&str] = &["hackbench", "tbench", "netperf", "netperf-udp", "netperf-tcp", "schbench"];
+pub const BUILTIN: &[&str] = &[
+    "hackbench",
+    "tbench",
+    "netperf",
+    "netperf-udp",
+    "netperf-tcp",
+    "schbench",
+    // `fairness` = every fair-* suite (fairness.rs)
+    "fairness",
+    "fair-nice1",
+    "fair-nice8",
+    "fair-spread",
+    "fair-fork",
+    "fair-sleep",
+];
 pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench";
 
 /// Sizes of the built-in suites.
@@ -201,12 +215,9 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             "netperf-udp" => vec![netperf(sc, "udp")],
             "netperf-tcp" => vec![netperf(sc, "tcp")],
             "schbench" => vec![schbench(sc)],
-            other => {
-                return Err(format!(
-                    "unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)",
-                    BUILTIN.join(", ")
-                ))
-            }
+            other => super::fairness::resolve(other, sc).ok_or_else(|| {
+                format!("unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)", BUILTIN.join(", "))
+            })?,
         };
         for s in suites {
             if out.iter().any(|o| o.name == s.name) || skipped.iter().any(|k| k.suite == s.name) {

@@ -189,3 +189,25 @@ build_progress() {
 
 # stat_of FILE FIELD: a number from a --stats-out JSON file (python3; prints nothing if absent).
 stat_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
+
+# Fork-free helpers for sampling loops under saturation: with 2 hogs per CPU every fork+exec of
+# the test shell (a `$(...)`, a `sleep`) can take seconds in the TCG guest.
+# snooze SECS: sleep without exec (read -t on a pipe nobody writes to)
+exec {SNOOZE_FD}<> <(:)
+snooze() { read -r -t "$1" -u "$SNOOZE_FD" _; }
+# proc_stat PID: STAT = fields of /proc/PID/stat from field 3 (state) on: STAT[11]+STAT[12] =
+# utime+stime (clock ticks; the kernel scales them to the exact run time), STAT[36] = the CPU it
+# last ran on, STAT[38] = policy (1 = SCHED_FIFO). Returns 1 if the task is gone.
+proc_stat() { local l; { read -r l < "/proc/$1/stat"; } 2>/dev/null || return 1; read -r -a STAT <<<"${l##*) }"; }
+# proc_comm PID: COMM = its comm ('' if gone)
+proc_comm() { COMM=""; { read -r COMM < "/proc/$1/comm"; } 2>/dev/null; }
+# NOW_MS = milliseconds now (no subshell)
+now_ms_set() { local t=${EPOCHREALTIME/./}; NOW_MS=${t:0:${#t}-3}; }
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# proc_runtime_ms PID: RUNTIME_MS = se.sum_exec_runtime of /proc/PID/sched, whole ms (the exact
+# run time, unlike the tick-granular /proc/PID/stat); returns 1 (RUNTIME_MS=-1) if it is gone.
+proc_runtime_ms() {
+  local k c v; RUNTIME_MS=-1
+  { while read -r k c v; do [ "$k" = se.sum_exec_runtime ] && { RUNTIME_MS=${v%.*}; return 0; }; done < "/proc/$1/sched"; } 2>/dev/null
+  return 1
+}

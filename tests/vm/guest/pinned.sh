@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# pinned: tasks pinned to one CPU (taskset) stay there while the scheduler balances around them
+# (issue 8: balancing never moves a task outside p->cpus_ptr). 2 spinners pinned to one CPU of
+# each LLC among 2 unpinned hogs per CPU and a hackbench for wakeup churn, PINNED_SECS long.
+# Checked from outside (/proc/PID/stat field 39 sampled every 0.1 s: never another CPU) and
+# from inside (pinned.c's sched_getcpu samples: no violation, 1 CPU seen); every pinned
+# spinner gets >= PINNED_MIN_SHARE_PCT of a CPU over the window (balancing must not starve the
+# CPU's own tasks by stacking movable work on it). The same under EEVDF first (NOTE lines).
+# env: SCX_SIS (required)
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null' EXIT
+
+PINNED_SECS=6
+PINNED_MIN_SHARE_PCT=15
+# one CPU per LLC (the second CPU of each, so not CPU 0 with its housekeeping)
+cpulist() { local r; for r in ${1//,/ }; do seq "${r%-*}" "${r#*-}"; done; }
+pcpus=()
+for l in $(cat /sys/devices/system/cpu/cpu*/cache/index3/shared_cpu_list | sort -u); do
+  mapfile -t cs < <(cpulist "$l"); pcpus+=("${cs[1]:-${cs[0]}}")
+done
+[ ${#pcpus[@]} -gt 0 ] || pcpus=(1)
+PINNED_BIN="$SCX_SIS_OUT/pinned"
+cc -O2 -Wall -o "$PINNED_BIN" "$LIB_DIR/pinned.c" || { fail "cannot build pinned.c"; finish; exit 1; }
+kmsg_mark
+
+# scenario NAME: sets OFF (outside samples on another CPU), SAMPLES, VIOL, MAXCPUS, MIN_SHARE
+# (% of a CPU). The shell samples as SCHED_FIFO 60 without forking, so its timing does not
+# depend on the scheduler under test.
+scenario() {
+  local name=$1 pins=() hogs=() c i p
+  local -A home
+  rm -f "$SCX_SIS_OUT"/pinned-$name-*.out
+  for ((i = 0; i < 2 * NPROC; i++)); do "$PINNED_BIN" 60 >/dev/null & hogs+=($!); done
+  for c in "${pcpus[@]}"; do
+    for i in 1 2; do
+      taskset -c "$c" "$PINNED_BIN" "$PINNED_SECS" 1 >"$SCX_SIS_OUT/pinned-$name-$c-$i.out" & p=$!
+      pins+=("$p"); home[$p]=$c
+    done
+  done
+  # its own process group, so its workers die with it
+  setsid hackbench -p -g 2 -l 100000 >/dev/null 2>&1 & local hb=$!
+  chrt -f -p 60 $$
+  # sample once taskset has exec'd the spinner (before that the task may be anywhere)
+  for p in "${pins[@]}"; do for ((i = 0; i < 300; i++)); do proc_comm "$p"; [ "$COMM" = pinned ] && break; snooze 0.02; done; done
+  OFF=0 SAMPLES=0
+  now_ms_set; local t0=$NOW_MS
+  while now_ms_set; [ $((NOW_MS - t0)) -lt $(( (PINNED_SECS - 2) * 1000 )) ]; do
+    for p in "${pins[@]}"; do
+      proc_comm "$p"; [ "$COMM" = pinned ] || continue
+      proc_stat "$p" || continue
+      SAMPLES=$((SAMPLES + 1))
+      [ "${STAT[36]}" = "${home[$p]}" ] || { OFF=$((OFF + 1)); log "$name: pinned $p (CPU ${home[$p]}) seen on CPU ${STAT[36]}"; }
+    done
+    snooze 0.1
+  done
+  chrt -o -p 0 $$
+  wait "${pins[@]}"
+  kill "${hogs[@]}" 2>/dev/null; kill -- -"$hb" 2>/dev/null; wait "${hogs[@]}" "$hb" 2>/dev/null
+  local outs; outs=$(cat "$SCX_SIS_OUT"/pinned-$name-*.out | tr ' ' '\n')
+  VIOL=$(awk -F= '$1 == "violations" { s += $2 } END { print s + 0 }' <<<"$outs")
+  MAXCPUS=$(awk -F= '$1 == "cpus" && $2 > m { m = $2 } END { print m + 0 }' <<<"$outs")
+  MIN_SHARE=$(cat "$SCX_SIS_OUT"/pinned-$name-*.out | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    s = v["window_ms"] > 0 ? 100 * v["cpu_ms"] / v["window_ms"] : 0; if (NR == 1 || s < m) m = s } END { printf "%.0f", m }')
+  log "$name: ${#pins[@]} spinners pinned to CPUs ${pcpus[*]} among $((2 * NPROC)) hogs + hackbench: $SAMPLES outside samples, $OFF elsewhere; inside: $VIOL violations, max $MAXCPUS CPUs seen; least CPU share ${MIN_SHARE}%"
+}
+
+scenario eevdf
+note "EEVDF: pinned spinners seen elsewhere $OFF/$SAMPLES, violations $VIOL, least CPU share ${MIN_SHARE}%"
+start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
+scenario scx_sis
+# busy vCPUs run in turn under single-threaded TCG: the 0.1 s sampling loop gets ~2 rounds a second
+check "outside samples taken ($SAMPLES, >= 3 per spinner)" test "$SAMPLES" -ge $((3 * 2 * ${#pcpus[@]}))
+check_eq "pinned spinners seen (field 39) on another CPU" "$OFF" 0
+check_eq "pinned spinners' own samples outside their mask" "$VIOL" 0
+check_eq "most CPUs a pinned spinner ran on" "$MAXCPUS" 1
+check "every pinned spinner got >= ${PINNED_MIN_SHARE_PCT}% of its CPU (least ${MIN_SHARE}%)" test "${MIN_SHARE:-0}" -ge "$PINNED_MIN_SHARE_PCT"
+check "still attached" kill -0 "$SCHED_PID"
+stop_sched INT || fail "no clean detach"
+check_eq "exit code" "$SCHED_RC" 0
+dmesg_check
+finish
