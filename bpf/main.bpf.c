@@ -411,7 +411,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	}
 
 	/* about to go idle */
-	steal_task(cpu);
+	if (steal_task(cpu))
+		return;
+	/* enqueued here since the look above (its kick may have been skipped) */
+	if (scx_bpf_dsq_move_to_local(cpu, 0))
+		stat_inc(STAT_DISPATCH_LOCAL);
 }
 
 /* A CPU that runs a task is busy, whatever the idle path said (attach, races). */
@@ -551,10 +555,19 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 {
-	if (idle)
-		filter_cpu_idle(cpu);
-	else
+	if (!idle) {
 		filter_cpu_busy(cpu);
+		return;
+	}
+	filter_cpu_idle(cpu);
+	/*
+	 * A task enqueued here between this CPU's last dispatch and its idle
+	 * entry found it neither idle nor balancing, so its kick was dropped:
+	 * without this the CPU would sleep on a full queue (seen under
+	 * hackbench: idle CPUs with dozens of runnable tasks, a 5 s stall).
+	 */
+	if (scx_bpf_dsq_nr_queued(cpu) > 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)

@@ -23,6 +23,7 @@
 #define __SIS_VTIME_BPF_H
 
 u64 slice_ns = SIS_DFL_SLICE_NS;	/* writable: `scx_sis set slice-us=` */
+const volatile bool wakeup_preempt = true;
 
 /* a running task keeps its CPU this long before a woken task may preempt it */
 static __always_inline u64 preempt_min_ns(void)
@@ -168,7 +169,7 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	u64 started, ran, curr;
 	u32 w;
 
-	if (!c)
+	if (!c || !wakeup_preempt)
 		return false;
 	started = READ_ONCE(c->curr_started);
 	w = READ_ONCE(c->curr_weight);

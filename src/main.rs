@@ -69,6 +69,10 @@ struct Opts {
     #[arg(long)]
     no_balance: bool,
 
+    /// Do not let a woken task owed time preempt a running one (it waits for the slice end).
+    #[arg(long)]
+    no_preempt: bool,
+
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
     partial: bool,
@@ -164,6 +168,7 @@ impl<'a> Scheduler<'a> {
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
         rodata.builtin_idle = !opts.no_builtin_idle;
         rodata.balance_on = !opts.no_balance;
+        rodata.wakeup_preempt = !opts.no_preempt;
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
 
         // Size the arrays from the machine.
