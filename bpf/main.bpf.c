@@ -565,9 +565,11 @@ void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 	 * entry found it neither idle nor balancing, so its kick was dropped:
 	 * without this the CPU would sleep on a full queue (seen under
 	 * hackbench: idle CPUs with dozens of runnable tasks, a 5 s stall).
+	 * A plain kick: curr is not the idle task yet, an idle-only one is
+	 * skipped.
 	 */
 	if (scx_bpf_dsq_nr_queued(cpu) > 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		scx_bpf_kick_cpu(cpu, 0);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)

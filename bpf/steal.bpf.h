@@ -172,9 +172,17 @@ __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 			continue;
 		left = scx_bpf_dsq_nr_queued(victim);
 		overload_update(victim, left);
-		/* more waiting there: wake the next stealer */
-		if (left > 0)
+		if (left > 0) {
+			/*
+			 * An idle victim with work queued missed its wakeup (an
+			 * enqueue before its idle bit was set): wake it to run its
+			 * own queue rather than have stealers drain it one by one.
+			 */
+			if (cpu_is_idle(victim))
+				scx_bpf_kick_cpu(victim, SCX_KICK_IDLE);
+			/* more waiting there: wake the next stealer */
 			steal_kick(llc, cpu);
+		}
 		return STEAL_DONE;
 	}
 	return ret;
