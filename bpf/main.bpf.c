@@ -298,7 +298,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	u64 vtime = p->scx.dsq_vtime, now = scx_bpf_now();
+	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
 	stat_inc(STAT_ENQUEUE);
@@ -324,8 +324,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	/*
 	 * Not idle by the mask, but it may be between a dispatch that found
-	 * nothing and its idle entry: the kernel skips this kick unless the CPU
-	 * is idle or still balancing, so it only closes that lost-wakeup window.
+	 * nothing and its idle entry. The kernel drops this kick unless the CPU
+	 * is idle or still balancing: the rest of that window is covered by
+	 * sis_update_idle and by stealers waking an idle victim (steal.bpf.h).
 	 */
 	if (cpu != this)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -334,7 +335,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
 	if ((wakeup || new || kthread) &&
-	    vtime_should_preempt(cpu, vtime, now, kthread ? 0 : preempt_min_ns())) {
+	    vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns())) {
 		stat_inc(STAT_PREEMPT_KICK);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}

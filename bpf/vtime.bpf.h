@@ -107,6 +107,17 @@ static __always_inline u64 vtime_charge(struct task_sched *ts, u64 vtime, u32 we
 	return vtime + delta * SIS_WEIGHT_DFL / weight;
 }
 
+/* Record what runs on @c now; the clock moves up to it when @advance. */
+static __always_inline void set_curr(struct cpu_sched *c, u64 vtime, u32 weight, u64 now,
+				     bool advance)
+{
+	if (advance && vtime_before(c->vclock, vtime))
+		WRITE_ONCE(c->vclock, vtime);
+	c->curr_vtime = vtime;
+	c->curr_weight = weight;
+	WRITE_ONCE(c->curr_started, now);
+}
+
 /* @cpu starts running a task: its vtime is made @cpu's, the clock moves up to it. */
 static __always_inline u64 vtime_running(s32 cpu, struct task_sched *ts, u64 vtime, u32 weight,
 					 u64 now)
@@ -116,13 +127,8 @@ static __always_inline u64 vtime_running(s32 cpu, struct task_sched *ts, u64 vti
 	/* started elsewhere than queued: a steal, a balance move, a direct dispatch */
 	vtime = vtime_place(ts, vtime, cpu, false);
 	ts->charged_at = now;
-	if (!c)
-		return vtime;
-	if (vtime_before(c->vclock, vtime))
-		WRITE_ONCE(c->vclock, vtime);
-	c->curr_vtime = vtime;
-	c->curr_weight = weight;
-	WRITE_ONCE(c->curr_started, now);
+	if (c)
+		set_curr(c, vtime, weight, now, true);
 	return vtime;
 }
 
@@ -137,12 +143,8 @@ static __always_inline u64 vtime_update_curr(s32 cpu, struct task_sched *ts, u64
 	struct cpu_sched *c = cpu_sched(cpu);
 
 	vtime = vtime_charge(ts, vtime, weight, now);
-	if (!c)
-		return vtime;
-	if (alone && vtime_before(c->vclock, vtime))
-		WRITE_ONCE(c->vclock, vtime);
-	c->curr_vtime = vtime;
-	WRITE_ONCE(c->curr_started, now);
+	if (c)
+		set_curr(c, vtime, weight, now, alone);
 	return vtime;
 }
 
