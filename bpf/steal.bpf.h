@@ -65,7 +65,7 @@ __noinline int steal_from(s32 cpu, s32 victim, u64 gap)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (++wk->seen > STEAL_SCAN_TASKS)
 			break;
-		if (!can_steal(p, cpu) || !balance_may_move(p->scx.weight, gap))
+		if (!can_steal(p, cpu) || !balance_may_move(task_load_weight(p), gap))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;

@@ -26,6 +26,12 @@ pub const BUILTIN: &[&str] = &[
     "fair-spread",
     "fair-fork",
     "fair-sleep",
+    // `cgroups` = every cg-* suite (fairness.rs): cgroup cpu.weight
+    "cgroups",
+    "cg-weight",
+    "cg-threads",
+    "cg-nested",
+    "cg-wide",
 ];
 pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench";
 
