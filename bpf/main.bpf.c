@@ -6,6 +6,7 @@
  *   overload.bpf.h     overloaded-CPU map (seed 004)
  *   vtime.bpf.h        per-CPU vtime clocks, lag, run-time charge, weighted load
  *   balance.bpf.h      balance between busy CPUs by weighted load (decisions)
+ *   group.bpf.h        group balancer: groups of tasks on partitions of CPUs (seed 002)
  *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
  *                      move balance_pull makes
  *   stats.bpf.h        per-CPU counters
@@ -35,6 +36,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
+#include "group.bpf.h"
 #include "steal.bpf.h"
 #include "knobs.bpf.h"
 
@@ -251,7 +253,9 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		tctx->exec_pending = 0;
 		exec = true;
 	}
-	if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
+	if (gb_enabled && (cpu = gb_select(p, prev_cpu)) >= 0)
+		is_idle = true;
+	else if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
 		cpu = select_fork_exec(p, prev_cpu, &is_idle);
 	else
 		cpu = select_ttwu(p, prev_cpu, wake_flags, &is_idle);
@@ -298,6 +302,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
+	bool gb_kick = false;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -310,12 +315,17 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * fallback, or the task is migration-disabled on it.
 	 */
 	cpu = enqueue_cpu(p);
+	/* a slice ended outside its group's partition: into it if there is room */
+	if (gb_enabled && !wakeup && p->nr_cpus_allowed > 1 && !is_migration_disabled(p))
+		cpu = gb_enqueue_cpu(p, cpu, &gb_kick);
 	if (tctx) {
 		new = tctx->new_task;
 		tctx->new_task = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
+	if (gb_kick)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 
 	if (claim_cpu(cpu)) {
 		stat_inc(STAT_KICK_IDLE);
@@ -386,6 +396,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 
+	/*
+	 * A grouped task whose slice ended outside its partition gives way
+	 * while there is room for it there: ops.enqueue (SCX_OPS_ENQ_LAST when
+	 * it was alone here) moves it in (group.bpf.h).
+	 */
+	if (prev_on && gb_enabled && gb_should_yield(cpu, prev))
+		prev_on = false;
+
 	/* a slice ended on a busy CPU: even out with a busier one first */
 	if (prev_on && balance_pull(cpu, scx_bpf_now())) {
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
@@ -433,6 +451,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = bpf_get_smp_processor_id();
 
 	reconcile_busy(cpu);
+	gb_charge_curr(p, cpu, scx_bpf_now(), false);
 	steal_tick(cpu, scx_bpf_now(), slice_ns);
 }
 
@@ -450,6 +469,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	reconcile_busy(cpu);
+	gb_running(p, cpu, scx_bpf_now());
 	if (!tctx)
 		return;
 	/* moved while runnable (steal, balance): the kernel calls no runnable/quiescent */
@@ -463,6 +483,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
+	gb_charge_curr(p, cpu, scx_bpf_now(), true);
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, p->scx.weight,
@@ -541,6 +562,8 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->exec_pending = 0;
 	tctx->sync_placed = 0;
 	tctx->new_task = 0;
+	if (bpf_core_field_exists(args->cgroup))
+		gb_task_set(p, BPF_CORE_READ(args, cgroup, kn, id));
 	return 0;
 }
 
@@ -552,6 +575,21 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 	if (tctx)
 		load_account(&tctx->ts, -1, 0);
 	bpf_task_storage_delete(&task_ctx_stor, p);
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(sis_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	return gb_cgroup_init(cgrp->kn->id, gb_cgroup_parent_id(cgrp));
+}
+
+void BPF_STRUCT_OPS(sis_cgroup_exit, struct cgroup *cgrp)
+{
+	gb_cgroup_exit(cgrp->kn->id);
+}
+
+void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
+{
+	gb_task_set(p, to->kn->id);
 }
 
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
@@ -615,6 +653,9 @@ SCX_OPS_DEFINE(sis_ops,
 	       .init_task	= (void *)sis_init_task,
 	       .exit_task	= (void *)sis_exit_task,
 	       .update_idle	= (void *)sis_update_idle,
+	       .cgroup_init	= (void *)sis_cgroup_init,
+	       .cgroup_exit	= (void *)sis_cgroup_exit,
+	       .cgroup_move	= (void *)sis_cgroup_move,
 	       .init		= (void *)sis_init,
 	       .exit		= (void *)sis_exit,
 	       /*
