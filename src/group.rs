@@ -112,6 +112,17 @@ impl Config {
         {
             for p in paths {
                 let id = cgroup_id(p).map_err(usage_err)?;
+                // sched_ext sees cgroups through the cpu controller: a group without it would
+                // never see its tasks (they stay in the nearest ancestor's cpu cgroup)
+                let ctl = if opt == bpf_intf::gb_consts_GB_OPT_PARENT { p.clone() } else { p.join("..") };
+                let on = std::fs::read_to_string(ctl.join("cgroup.subtree_control")).unwrap_or_default();
+                if !on.split_whitespace().any(|c| c == "cpu") {
+                    return Err(usage_err(format!(
+                        "cgroup {}: the cpu controller is off there (echo +cpu > {}/cgroup.subtree_control)",
+                        p.display(),
+                        ctl.display()
+                    )));
+                }
                 match optin.iter_mut().find(|o| o.0 == id) {
                     Some(o) => o.1 |= opt,
                     None => optin.push((id, opt, p.clone())),
@@ -195,40 +206,58 @@ pub struct GroupLoad {
     pub current: Option<usize>,
 }
 
-/// The partition of each group: groups, heaviest first, go to the partition with the minimum
-/// predicted load (the load that is no group's there, plus the groups placed there so far, plus
-/// this one, per CPU); a group stays where it is unless that is lower elsewhere by more than
-/// `hysteresis`. So groups end as exclusive as their load allows, and stay put.
+/// Below this load (CPUs) a settled group stays where it is: moving it would gain nothing.
+pub const MIN_LOAD: f64 = 0.1;
+
+/// The partition of each group, as the seed settles them: groups, heaviest first, each look
+/// at the predicted load of every partition (the load that is no group's there, plus the groups
+/// there now, plus this one if it came, per CPU) and move to the minimum when it beats where
+/// they are by more than `hysteresis` (a new group just takes the minimum). A nearly idle
+/// group stays. So groups end as exclusive as their load allows, and stay put: a group's
+/// partner in its partition is counted where it is, so even loads give no reason to move.
 pub fn settle(parts: &[PartLoad], groups: &[GroupLoad], hysteresis: f64) -> Vec<usize> {
     if parts.is_empty() {
         return vec![0; groups.len()];
     }
-    // what runs there that is no group's
+    let cap = |p: usize| parts[p].capacity.max(1.0);
+    // what runs there that is no group's, then the settled groups where they are
     let mut placed: Vec<f64> = parts
         .iter()
         .enumerate()
         .map(|(p, pl)| (pl.load - groups.iter().map(|g| g.by_part.get(p).copied().unwrap_or(0.0)).sum::<f64>()).max(0.0))
         .collect();
+    let mut out: Vec<Option<usize>> = groups.iter().map(|g| g.current.filter(|&c| c < parts.len())).collect();
+    for (g, o) in groups.iter().zip(&out) {
+        if let Some(c) = o {
+            placed[*c] += g.load;
+        }
+    }
     let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by(|&a, &b| groups[b].load.total_cmp(&groups[a].load).then(a.cmp(&b)));
-    let mut out = vec![0; groups.len()];
     for g in order {
         let gl = &groups[g];
-        let pred = |p: usize| (placed[p] + gl.load) / parts[p].capacity.max(1.0);
+        let pred = |p: usize, placed: &[f64]| (placed[p] + gl.load) / cap(p);
+        if let Some(c) = out[g] {
+            if gl.load < MIN_LOAD {
+                continue;
+            }
+            // where it is, its own load is already counted
+            placed[c] -= gl.load;
+        }
         let mut best = 0;
         for p in 1..parts.len() {
-            if pred(p) < pred(best) {
+            if pred(p, &placed) < pred(best, &placed) {
                 best = p;
             }
         }
-        let choice = match gl.current {
-            Some(c) if c < parts.len() && pred(c) - pred(best) <= hysteresis => c,
+        let choice = match out[g] {
+            Some(c) if pred(c, &placed) - pred(best, &placed) <= hysteresis => c,
             _ => best,
         };
         placed[choice] += gl.load;
-        out[g] = choice;
+        out[g] = Some(choice);
     }
-    out
+    out.into_iter().map(|o| o.unwrap_or(0)).collect()
 }
 
 /// One partition (nested in `GbMetrics::parts`): the seed's gb_stat line.

@@ -178,8 +178,7 @@ struct Scheduler<'a> {
 impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let topo = Topology::discover().context("discovering the CPU topology")?;
-        info!("{SCHEDULER_NAME}: {}", topo.summary());
-        // bad group balancer options fail here, before anything is loaded
+        // bad group balancer options fail here, before anything is loaded or logged
         let gb_cfg = group::Config::new(
             opts.partitions.as_deref(),
             &opts.gb_cgroup,
@@ -187,6 +186,7 @@ impl<'a> Scheduler<'a> {
             opts.gb_period_ms,
             &topo,
         )?;
+        info!("{SCHEDULER_NAME}: {}", topo.summary());
 
         let skel_builder = BpfSkelBuilder::default();
         let mut skel =
