@@ -107,8 +107,7 @@ impl Config {
             None => default_partitions(topo),
         };
         let mut optin: Vec<(u64, u32, PathBuf)> = Vec::new();
-        for (paths, opt) in
-            [(cgroups, bpf_intf::gb_consts_GB_OPT_CGROUP), (parents, bpf_intf::gb_consts_GB_OPT_PARENT)]
+        for (paths, opt) in [(cgroups, bpf_intf::gb_consts_GB_OPT_CGROUP), (parents, bpf_intf::gb_consts_GB_OPT_PARENT)]
         {
             for p in paths {
                 let id = cgroup_id(p).map_err(usage_err)?;
@@ -224,7 +223,9 @@ pub fn settle(parts: &[PartLoad], groups: &[GroupLoad], hysteresis: f64) -> Vec<
     let mut placed: Vec<f64> = parts
         .iter()
         .enumerate()
-        .map(|(p, pl)| (pl.load - groups.iter().map(|g| g.by_part.get(p).copied().unwrap_or(0.0)).sum::<f64>()).max(0.0))
+        .map(|(p, pl)| {
+            (pl.load - groups.iter().map(|g| g.by_part.get(p).copied().unwrap_or(0.0)).sum::<f64>()).max(0.0)
+        })
         .collect();
     let mut out: Vec<Option<usize>> = groups.iter().map(|g| g.current.filter(|&c| c < parts.len())).collect();
     for (g, o) in groups.iter().zip(&out) {
@@ -487,7 +488,8 @@ impl Balancer {
             });
             st.part = usize::try_from(*part).ok().filter(|&p| p < nparts);
             if secs > 0.0 {
-                let d: Vec<f64> = acct.iter().zip(&st.prev).map(|(a, p)| a.wrapping_sub(*p) as f64 / 1e9 / secs).collect();
+                let d: Vec<f64> =
+                    acct.iter().zip(&st.prev).map(|(a, p)| a.wrapping_sub(*p) as f64 / 1e9 / secs).collect();
                 st.load = d.iter().sum();
                 st.by_part = d[..nparts].to_vec();
             }
@@ -573,7 +575,12 @@ impl Balancer {
                     part: g.part.map_or(-1, |p| p as i64),
                     load: g.load,
                     in_part_pct: if g.load > 0.0 { 100.0 * inside / g.load } else { 0.0 },
-                    by_part_mcpu: g.by_part.iter().enumerate().map(|(i, l)| (i as u32, (l * 1000.0).round() as u64)).collect(),
+                    by_part_mcpu: g
+                        .by_part
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| (i as u32, (l * 1000.0).round() as u64))
+                        .collect(),
                     moves: g.moves,
                 },
             );

@@ -179,13 +179,8 @@ impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let topo = Topology::discover().context("discovering the CPU topology")?;
         // bad group balancer options fail here, before anything is loaded or logged
-        let gb_cfg = group::Config::new(
-            opts.partitions.as_deref(),
-            &opts.gb_cgroup,
-            &opts.gb_parent,
-            opts.gb_period_ms,
-            &topo,
-        )?;
+        let gb_cfg =
+            group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
 
         let skel_builder = BpfSkelBuilder::default();

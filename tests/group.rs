@@ -224,9 +224,7 @@ fn cgroups_join_groups_and_leave_no_state() {
     gb(&mut s, gb_test_op_GB_T_CHARGE, 101, 0, -1, 50);
     gb(&mut s, gb_test_op_GB_T_CHARGE, 999, 0, 0, 50); // no such group: nothing
     let vals = s.skel.maps.gb_acct_map.lookup_percpu(&101u64.to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
-    let sum = |slot: usize| -> u64 {
-        vals.iter().map(|v| scx_sis::map_value::<gb_acct>(v).part_ns[slot]).sum()
-    };
+    let sum = |slot: usize| -> u64 { vals.iter().map(|v| scx_sis::map_value::<gb_acct>(v).part_ns[slot]).sum() };
     assert_eq!((sum(0), sum(1), sum(gb_consts_GB_NO_PART as usize)), (0, 1000, 50));
 
     // deleted cgroups (children first, as the kernel does) leave nothing behind
