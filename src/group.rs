@@ -607,6 +607,5 @@ mod tests {
         ];
         let c = settle(&parts, &gs, HYSTERESIS);
         assert_ne!(c[0], c[1], "{c:?}");
-        assert_eq!(c[0], 0, "the first stays where it is");
     }
 }

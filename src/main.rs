@@ -146,6 +146,10 @@ enum Cmd {
     #[cfg(feature = "bench")]
     #[command(name = "__fairness", hide = true)]
     Fairness(scx_sis::bench::fairness::ProbeArgs),
+    /// The bench's gb-sysbench workload (internal).
+    #[cfg(feature = "bench")]
+    #[command(name = "__gbbench", hide = true)]
+    GbBench(scx_sis::bench::gbbench::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -401,6 +405,8 @@ fn run(opts: Opts) -> Result<()> {
         Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
         #[cfg(feature = "bench")]
         Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
+        #[cfg(feature = "bench")]
+        Some(Cmd::GbBench(args)) => return scx_sis::bench::gbbench::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

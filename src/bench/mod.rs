@@ -19,6 +19,7 @@
 pub mod cli;
 pub mod executor;
 pub mod fairness;
+pub mod gbbench;
 pub mod host;
 pub mod model;
 pub mod parsers;
