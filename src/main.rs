@@ -186,6 +186,9 @@ impl<'a> Scheduler<'a> {
         let gb_cfg =
             group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
+        if gb_cfg.is_none() && opts.partitions.is_some() {
+            warn!("{SCHEDULER_NAME}: --partitions without --gb-cgroup / --gb-parent: no group balancer");
+        }
 
         let skel_builder = BpfSkelBuilder::default();
         let mut skel =
