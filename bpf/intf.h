@@ -293,4 +293,68 @@ enum sis_llc_stat {
 	SIS_NR_LLC_STATS,
 };
 
+/* Group balancer (group.bpf.h, seed 002): shared with src/group.rs. */
+enum gb_consts {
+	GB_MAX_PARTS		= 32,	/* CPU partitions */
+	GB_NO_PART		= 32,	/* gb_acct slot: run time on CPUs of no partition */
+	GB_MAX_CGROUPS		= 4096,	/* cgroups in groups (groups and their descendants) */
+	GB_SCAN_CPUS		= 16,	/* CPUs of a partition probed per idle search */
+	GB_OPT_CGROUP		= 1,	/* --gb-cgroup: the cgroup is a group */
+	GB_OPT_PARENT		= 2,	/* --gb-parent: each child cgroup is a group */
+};
+
+/* Per CPU, one cache line; run-time fields written under the CPU's rq lock. */
+struct gb_cpu {
+	s32 part;		/* partition of this CPU (loader), -1: none */
+	s32 curr_want;		/* partition the running task's group prefers, -1: none */
+	u64 started;		/* run time of the running task is charged up to here */
+	u64 busy_ns;		/* run time of every task on this CPU */
+	u64 __pad[5];
+};
+
+/* A partition's CPUs: gb_part_cpus[first .. first + nr_cpus). */
+struct gb_part {
+	u32 first;
+	u32 nr_cpus;
+};
+
+struct gb_group {
+	s32 part;		/* preferred partition (loader), -1: not settled yet */
+	u32 __pad;
+};
+
+/* Per CPU and group: run time by partition of the CPU it ran on. */
+struct gb_acct {
+	u64 part_ns[GB_MAX_PARTS + 1];
+};
+
+enum gb_stat {
+	GB_STAT_WAKE_PREV,		/* grouped wakeup on prev, idle and in the partition */
+	GB_STAT_WAKE_PART,		/* ... on another idle CPU of the partition */
+	GB_STAT_WAKE_ELSEWHERE,		/* ... none idle there: the normal path, anywhere */
+	GB_STAT_MOVE_IDLE,		/* slice end outside the partition: moved to an idle CPU in it */
+	GB_STAT_MOVE_SWAP,		/* ... queued on a CPU in it whose task wants ours (swap) */
+	GB_STAT_STEAL_PREF,		/* steals/pulls of a task whose group is the thief's partition */
+	GB_STAT_NO_STATE,		/* cgroup not grouped: a map was full */
+
+	GB_NR_STATS,
+};
+
+/* one call into group.bpf.h from the host tests (sis_test.bpf.c) */
+struct gb_args {
+	u32 op;			/* enum gb_test_op */
+	s32 part;
+	u64 cgid;
+	u64 parent;
+	u64 delta;
+	u64 ret;
+};
+
+enum gb_test_op {
+	GB_T_CGROUP_INIT	= 0,
+	GB_T_CGROUP_EXIT	= 1,
+	GB_T_GROUP_OF		= 2,
+	GB_T_CHARGE		= 3,
+};
+
 #endif /* __SIS_INTF_H */

@@ -7,6 +7,7 @@
  *   vtime.bpf.h        per-CPU vtime clocks, lag, run-time charge, weighted load
  *   balance.bpf.h      balance between busy CPUs by weighted load (decisions)
  *   cgroup.bpf.h       cgroup cpu.weight: hierarchical share -> a task's weight
+ *   group.bpf.h        group balancer: groups of tasks on partitions of CPUs (seed 002)
  *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
  *                      move balance_pull makes
  *   stats.bpf.h        per-CPU counters
@@ -38,6 +39,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
 #include "cgroup.bpf.h"
+#include "group.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -275,7 +277,9 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		tctx->exec_pending = 0;
 		exec = true;
 	}
-	if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
+	if (gb_enabled && (cpu = gb_select(p, prev_cpu)) >= 0)
+		is_idle = true;
+	else if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
 		cpu = select_fork_exec(p, prev_cpu, &is_idle);
 	else
 		cpu = select_ttwu(p, prev_cpu, wake_flags, &is_idle);
@@ -322,6 +326,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
+	bool gb_kick = false;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -334,12 +339,17 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * fallback, or the task is migration-disabled on it.
 	 */
 	cpu = enqueue_cpu(p);
+	/* a slice ended outside its group's partition: into it if there is room */
+	if (gb_enabled && !wakeup && p->nr_cpus_allowed > 1 && !is_migration_disabled(p))
+		cpu = gb_enqueue_cpu(p, cpu, &gb_kick);
 	if (tctx) {
 		new = tctx->new_task;
 		tctx->new_task = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
+	if (gb_kick)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 
 	if (claim_cpu(cpu)) {
 		stat_inc(STAT_KICK_IDLE);
@@ -411,6 +421,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 
+	/*
+	 * A grouped task whose slice ended outside its partition gives way
+	 * while there is room for it there: ops.enqueue (SCX_OPS_ENQ_LAST when
+	 * it was alone here) moves it in (group.bpf.h).
+	 */
+	if (prev_on && gb_enabled && gb_should_yield(cpu, prev))
+		prev_on = false;
+
 	/* a slice ended on a busy CPU: even out with a busier one first */
 	if (prev_on && balance_pull(cpu, scx_bpf_now())) {
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
@@ -458,6 +476,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = bpf_get_smp_processor_id();
 
 	reconcile_busy(cpu);
+	gb_charge_curr(p, cpu, scx_bpf_now(), false);
 	steal_tick(cpu, scx_bpf_now(), slice_ns);
 }
 
@@ -478,6 +497,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	u32 weight;
 
 	reconcile_busy(cpu);
+	gb_running(p, cpu, scx_bpf_now());
 	if (!tctx)
 		return;
 	weight = task_weight(p, tctx);
@@ -495,6 +515,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
+	gb_charge_curr(p, cpu, scx_bpf_now(), true);
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight(p, tctx),
@@ -580,8 +601,10 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->new_task = 0;
 	tctx->cg = (struct task_cg){};
 	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
-	if (bpf_core_field_exists(args->cgroup) && args->cgroup)
+	if (bpf_core_field_exists(args->cgroup) && args->cgroup) {
 		cg_attach(&tctx->cg, args->cgroup->kn->id);
+		gb_task_set(p, args->cgroup->kn->id);
+	}
 	return 0;
 }
 
@@ -616,25 +639,19 @@ void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 		scx_bpf_kick_cpu(cpu, 0);
 }
 
+/* cgroups feed two mechanisms: cpu.weight (cgroup.bpf.h) and the group balancer (group.bpf.h) */
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	u64 parent = 0;
+	u64 parent = gb_cgroup_parent_id(cgrp);
 
-	if (cgrp->level > 1) {
-		struct cgroup *par = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
-
-		if (par) {
-			parent = par->kn->id;
-			bpf_cgroup_release(par);
-		}
-	}
 	cg_init(cgrp->kn->id, parent, args->weight, cgrp->level);
-	return 0;
+	return gb_cgroup_init(cgrp->kn->id, parent);
 }
 
 void BPF_STRUCT_OPS(sis_cgroup_exit, struct cgroup *cgrp)
 {
 	cg_exit(cgrp->kn->id);
+	gb_cgroup_exit(cgrp->kn->id);
 }
 
 void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
@@ -643,6 +660,7 @@ void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from,
 
 	if (tctx)
 		cg_attach(&tctx->cg, to->kn->id);
+	gb_task_set(p, to->kn->id);
 }
 
 void BPF_STRUCT_OPS(sis_cgroup_set_weight, struct cgroup *cgrp, u32 weight)

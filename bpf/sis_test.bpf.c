@@ -11,6 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "intf.h"
 
 #ifndef READ_ONCE
@@ -48,6 +49,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
 #include "cgroup.bpf.h"
+#include "group.bpf.h"
 
 SEC("syscall")
 int test_topo_lookup(struct cpu_args *args)
@@ -278,6 +280,28 @@ int test_cgroup(struct cg_args *a)
 		break;
 	default:
 		return -1;
+	}
+	return 0;
+}
+
+/* one call into group.bpf.h's cgroup and run-time state */
+SEC("syscall")
+int test_gb(struct gb_args *a)
+{
+	switch (a->op) {
+	case GB_T_CGROUP_INIT:
+		gb_cgroup_init(a->cgid, a->parent);
+		break;
+	case GB_T_CGROUP_EXIT:
+		gb_cgroup_exit(a->cgid);
+		break;
+	case GB_T_GROUP_OF:
+		a->ret = gb_group_of(a->cgid);
+		a->part = gb_group_part(a->ret);
+		break;
+	case GB_T_CHARGE:
+		gb_charge(a->cgid, a->part, a->delta);
+		break;
 	}
 	return 0;
 }

@@ -49,9 +49,10 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 
 /*
  * Move the first task of @victim's DSQ that may run on @cpu to @cpu's local
- * DSQ; with a load @gap (balance.bpf.h), only one whose move narrows it.
+ * DSQ; with a load @gap (balance.bpf.h), only one whose move narrows it;
+ * with the group balancer, only one of group rank >= @rank (group.bpf.h).
  */
-__noinline int steal_from(s32 cpu, s32 victim, u64 gap)
+__noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, int rank)
 {
 	struct task_struct *p;
 	struct ovl_walk *wk;
@@ -67,10 +68,24 @@ __noinline int steal_from(s32 cpu, s32 victim, u64 gap)
 			break;
 		if (!can_steal(p, cpu) || !balance_may_move(task_load_weight(p), gap))
 			continue;
+		if (rank && gb_steal_rank(p, cpu, victim) < rank)
+			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
 	}
 	return false;
+}
+
+/* With the group balancer: the thief's groups first, tasks at home on the victim last. */
+static __always_inline bool steal_from(s32 cpu, s32 victim, u64 gap)
+{
+	if (!gb_enabled)
+		return steal_from_rank(cpu, victim, gap, 0);
+	if (steal_from_rank(cpu, victim, gap, 2)) {
+		gb_stat_inc(GB_STAT_STEAL_PREF);
+		return true;
+	}
+	return steal_from_rank(cpu, victim, gap, 1) || steal_from_rank(cpu, victim, gap, 0);
 }
 
 /* Kick the first CPU of @llc idle by record, @self excepted; true if one was kicked. */

@@ -37,7 +37,7 @@ vm() { # ARGS... for tests/vm/run.sh; adds its 'N passed, M failed' to the total
     pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
   rm -f "$out"
 }
-vm --kernel all badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned
+vm --kernel all badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned gb
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants ran above)
 vm --kernel all --cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_RUNS=2 smoke sis
 

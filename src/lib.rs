@@ -6,6 +6,7 @@ pub mod bpf_intf;
 pub mod bpf_skel;
 pub mod control;
 pub mod error;
+pub mod group;
 pub mod idle_filter;
 pub mod knobs;
 pub mod llc_stats;

@@ -19,6 +19,7 @@ use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
 use scx_sis::control::{self, Pending, Request};
 use scx_sis::error::{as_usage, usage_err};
+use scx_sis::group;
 use scx_sis::idle_filter::{self, SisMode};
 use scx_sis::knobs::{self, Knob, Knobs};
 use scx_sis::maps::{self, Layout};
@@ -73,6 +74,25 @@ struct Opts {
     #[arg(long)]
     no_preempt: bool,
 
+    /// Group balancer: partitions of CPUs, cpulists separated by ';' (e.g. "0-3;4-7").
+    /// [default: one per LLC]
+    #[arg(long, value_name = "SPEC")]
+    partitions: Option<String>,
+
+    /// Group balancer: the tasks of this cgroup (a cgroup2 directory, its descendants
+    /// included) form a group that settles on a partition. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    gb_cgroup: Vec<std::path::PathBuf>,
+
+    /// Group balancer: each child cgroup of PATH is a group, ones created later included.
+    /// Repeatable.
+    #[arg(long, value_name = "PATH")]
+    gb_parent: Vec<std::path::PathBuf>,
+
+    /// Group balancer: how often groups are settled on partitions, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    gb_period_ms: u64,
+
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
     partial: bool,
@@ -126,6 +146,10 @@ enum Cmd {
     #[cfg(feature = "bench")]
     #[command(name = "__fairness", hide = true)]
     Fairness(scx_sis::bench::fairness::ProbeArgs),
+    /// The bench's gb-sysbench workload (internal).
+    #[cfg(feature = "bench")]
+    #[command(name = "__gbbench", hide = true)]
+    GbBench(scx_sis::bench::gbbench::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -152,12 +176,19 @@ struct Scheduler<'a> {
     stats_server: StatsServer<(), Metrics>,
     stats_out: Option<std::path::PathBuf>,
     knobs: Knobs,
+    gb: Option<group::Balancer>,
 }
 
 impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let topo = Topology::discover().context("discovering the CPU topology")?;
+        // bad group balancer options fail here, before anything is loaded or logged
+        let gb_cfg =
+            group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
+        if gb_cfg.is_none() && opts.partitions.is_some() {
+            warn!("{SCHEDULER_NAME}: --partitions without --gb-cgroup / --gb-parent: no group balancer");
+        }
 
         let skel_builder = BpfSkelBuilder::default();
         let mut skel =
@@ -169,11 +200,13 @@ impl<'a> Scheduler<'a> {
         rodata.builtin_idle = !opts.no_builtin_idle;
         rodata.balance_on = !opts.no_balance;
         rodata.wakeup_preempt = !opts.no_preempt;
+        rodata.gb_enabled = gb_cfg.is_some();
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
 
         // Size the arrays from the machine.
         let missing = layout.size_maps(skel.open_object_mut())?;
         anyhow::ensure!(missing.is_empty(), "the BPF object has no map {missing:?}");
+        group::size_maps(skel.open_object_mut(), &topo)?;
 
         let ops = skel.struct_ops.sis_ops_mut();
         ops.flags = 0;
@@ -186,6 +219,11 @@ impl<'a> Scheduler<'a> {
         // cpu.weight is honoured (ops.cgroup_*). The flag exists only up to 7.0 (a no-op since
         // 6.15, -EINVAL from 7.1): set it only where this kernel's BTF has it.
         ops.flags |= compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT").unwrap_or(0);
+        // a task alone on a CPU outside its group's partition gives way at its slice end and
+        // must reach ops.enqueue to move (group.bpf.h)
+        if gb_cfg.is_some() {
+            ops.flags |= *compat::SCX_OPS_ENQ_LAST;
+        }
 
         // SCX_SIS_VERIFIER_STATS=1: print each program's verifier statistics (load cost)
         if std::env::var_os("SCX_SIS_VERIFIER_STATS").is_some() {
@@ -200,6 +238,17 @@ impl<'a> Scheduler<'a> {
         }
         let mut skel = scx_ops_load!(skel, sis_ops, uei)?;
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
+        if let Some(cfg) = &gb_cfg {
+            let m = &skel.maps;
+            group::write_maps(cfg, &topo, &m.gb_cpu_map, &m.gb_part_map, &m.gb_part_cpus, &m.gb_optin)?;
+            info!(
+                "{SCHEDULER_NAME}: group balancer: {} partitions ({}), {} opted-in cgroups, period {} ms",
+                cfg.parts.len(),
+                cfg.parts.iter().map(|p| scx_sis::llc_stats::cpulist(p)).collect::<Vec<_>>().join(";"),
+                cfg.optin.len(),
+                cfg.period.as_millis()
+            );
+        }
 
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).map_err(|e| {
             if compat::is_sched_ext_enabled().unwrap_or(false) {
@@ -217,7 +266,8 @@ impl<'a> Scheduler<'a> {
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
         );
 
-        Ok(Self { skel, struct_ops, topo, stats_server, stats_out: opts.stats_out.clone(), knobs })
+        let gb = gb_cfg.map(|cfg| group::Balancer::new(cfg, &topo));
+        Ok(Self { skel, struct_ops, topo, stats_server, stats_out: opts.stats_out.clone(), knobs, gb })
     }
 
     fn counters(&self) -> Result<Counters> {
@@ -243,6 +293,10 @@ impl<'a> Scheduler<'a> {
             llcs,
             cpu_state,
             knobs: self.knobs.clone(),
+            gb: match &self.gb {
+                Some(gb) => gb.metrics(&self.skel.maps.gb_stats)?,
+                None => Default::default(),
+            },
         };
         Ok(Metrics::from_counters(&self.counters()?, samples))
     }
@@ -288,6 +342,8 @@ impl<'a> Scheduler<'a> {
         ctl: &crossbeam::channel::Receiver<Pending>,
     ) -> Result<scx_utils::UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
+        let poll = self.gb.as_ref().map_or(Duration::from_millis(100), |g| g.period().min(Duration::from_millis(100)));
+        let mut gb_next = std::time::Instant::now();
         // A plain sleep between polls: crossbeam's recv_timeout spins and yields before it
         // parks, and under load the loader then took a whole CPU from the workload (seen in the
         // test VM: a spinner sharing its CPU got half of it).
@@ -295,9 +351,16 @@ impl<'a> Scheduler<'a> {
             while let Ok(p) = ctl.try_recv() {
                 self.serve_control(p);
             }
+            if let Some(gb) = &mut self.gb {
+                if std::time::Instant::now() >= gb_next {
+                    let m = &self.skel.maps;
+                    gb.step(&m.gb_cpu_map, &m.gb_group_map, &m.gb_acct_map)?;
+                    gb_next += gb.period();
+                }
+            }
             match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(TryRecvError::Empty) => std::thread::sleep(Duration::from_millis(100)),
+                Err(TryRecvError::Empty) => std::thread::sleep(poll),
                 Err(e) => Err(e)?,
             }
         }
@@ -348,6 +411,8 @@ fn run(opts: Opts) -> Result<()> {
         Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
         #[cfg(feature = "bench")]
         Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
+        #[cfg(feature = "bench")]
+        Some(Cmd::GbBench(args)) => return scx_sis::bench::gbbench::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

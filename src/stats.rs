@@ -32,6 +32,7 @@ pub struct Samples {
     /// One char per CPU id (see `Metrics::cpu_state`).
     pub cpu_state: String,
     pub knobs: crate::knobs::Knobs,
+    pub gb: crate::group::GbMetrics,
 }
 
 /// One LLC's counters (`enum sis_llc_stat`, summed over CPUs) and samples.
@@ -179,6 +180,8 @@ macro_rules! counter_fields {
             pub oracle_every: u64,
             #[stat(desc = "Knob slice-us: time slice in microseconds")]
             pub slice_us: u64,
+            #[stat(desc = "Group balancer (seed 002): counters, partitions, groups")]
+            pub gb: crate::group::GbMetrics,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
             #[stat(desc = "Recall: found / (found + missed idle), %; missed idle extrapolated from the checked share of failed scans")]
@@ -205,6 +208,7 @@ macro_rules! counter_fields {
                     steal_scope: s.knobs.steal_scope.name().into(),
                     oracle_every: s.knobs.oracle_every as u64,
                     slice_us: s.knobs.slice_us,
+                    gb: s.gb,
                     ..Default::default()
                 };
                 m.derive();
@@ -235,6 +239,7 @@ macro_rules! counter_fields {
                     steal_scope: self.steal_scope.clone(),
                     oracle_every: self.oracle_every,
                     slice_us: self.slice_us,
+                    gb: self.gb.delta(&rhs.gb),
                     ..Default::default()
                 };
                 m.derive();
@@ -379,6 +384,7 @@ impl Metrics {
             "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us",
             self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
         )?;
+        self.gb.format(w)?;
         Ok(())
     }
 }
@@ -401,6 +407,9 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
 
     StatsServerData::new()
         .add_meta(LlcMetrics::meta())
+        .add_meta(crate::group::GbPartMetrics::meta())
+        .add_meta(crate::group::GbGroupMetrics::meta())
+        .add_meta(crate::group::GbMetrics::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }

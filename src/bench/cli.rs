@@ -16,7 +16,9 @@ use super::workloads::{self, Scale};
 pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-fork,fair-sleep),
-    /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide).
+    /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide), gb-sysbench (one
+    /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
+    /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb").
     /// [default: hackbench,tbench,netperf,schbench; only the --cmd ones if --cmd is given]
     #[arg(long, value_name = "LIST")]
     pub suite: Option<String>,

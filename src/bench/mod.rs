@@ -20,6 +20,7 @@ pub mod cgroups;
 pub mod cli;
 pub mod executor;
 pub mod fairness;
+pub mod gbbench;
 pub mod host;
 pub mod model;
 pub mod parsers;

@@ -10,6 +10,7 @@ fn tools(suite: &str) -> &'static [(&'static str, &'static str)] {
         "tbench" => &[("tbench", "dbench"), ("tbench_srv", "dbench")],
         "netperf-udp" | "netperf-tcp" => &[("netperf", "netperf"), ("netserver", "netperf")],
         "schbench" => &[("schbench", "schbench")],
+        "gb-sysbench" => &[("sysbench", "sysbench")],
         _ => &[],
     }
 }

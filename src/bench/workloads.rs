@@ -32,6 +32,8 @@ pub const BUILTIN: &[&str] = &[
     "cg-threads",
     "cg-nested",
     "cg-wide",
+    // group balancer (issue 9): sysbench memory, one cgroup per LLC (gbbench.rs)
+    "gb-sysbench",
 ];
 pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench";
 
@@ -221,6 +223,7 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             "netperf-udp" => vec![netperf(sc, "udp")],
             "netperf-tcp" => vec![netperf(sc, "tcp")],
             "schbench" => vec![schbench(sc)],
+            super::gbbench::NAME => vec![super::gbbench::suite(sc)],
             other => super::fairness::resolve(other, sc).ok_or_else(|| {
                 format!("unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)", BUILTIN.join(", "))
             })?,

@@ -115,6 +115,8 @@ impl Sis {
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
         open.maps.data_data.as_mut().unwrap().sis_mode = mode;
         rodata.builtin_idle = false;
+        // only group.bpf.h reads it, and only tests/group.rs calls into that
+        rodata.gb_enabled = true;
         // the test object has every topology-sized map but the stealing counters
         assert_eq!(layout.size_maps(open.open_object_mut()).unwrap(), ["llc_steals"]);
         // SIS_VERIFIER_LOG=1: dump the verifier's log of every program to target/verifier.log
@@ -152,7 +154,7 @@ impl Sis {
         self.allow(&all);
     }
 
-    fn run<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> i32 {
+    pub fn run<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> i32 {
         let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
         let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
         prog.test_run(input).expect("BPF_PROG_TEST_RUN").return_value as i32

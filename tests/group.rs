@@ -1,0 +1,240 @@
+//! Group balancer (seed 002): `--partitions` parsing, the settle algorithm on synthetic loads
+//! (groups end in distinct partitions, hysteresis stops ping-pong, light loads fit), and
+//! bpf/group.bpf.h's cgroup and run-time state through BPF_PROG_TEST_RUN.
+mod common;
+
+use common::*;
+use libbpf_rs::{MapCore, MapFlags};
+use scx_sis::bpf_intf::*;
+use scx_sis::group::{parse_partitions, settle, GroupLoad, PartLoad, HYSTERESIS};
+
+// ---- --partitions ----
+
+#[test]
+fn partitions_parse() {
+    let topo = topology_of(&Shape::new(8, 2, 4));
+    assert_eq!(parse_partitions("0-3;4-7", &topo).unwrap(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+    // the seed's gb_ctrl form, with a trailing ';'; CPUs left out are in no partition
+    assert_eq!(parse_partitions("0-1,4;5;", &topo).unwrap(), vec![vec![0, 1, 4], vec![5]]);
+}
+
+#[test]
+fn partitions_refused() {
+    let mut shape = Shape::new(8, 2, 4);
+    shape.offline = vec![6];
+    let topo = topology_of(&shape);
+    for (spec, want) in [
+        ("0-3;3-7", "CPU 3 is in partitions 0 and 1"),
+        ("0-3;4-5,8", "CPU 8 is not online"),
+        ("0-3;4-6", "CPU 6 is not online"),
+        ("", "empty"),
+        (";", "empty"),
+        ("0-3;;4-5", "partition 1 is empty"),
+        ("0-3;x", "partition 1"),
+        ("3-1", "partition 0"),
+    ] {
+        let e = parse_partitions(spec, &topo).expect_err(spec);
+        assert!(e.contains(want), "{spec:?}: {e:?} lacks {want:?}");
+        assert!(!e.contains('\n'), "one line: {e:?}");
+    }
+    let many = (0..8).map(|c| c.to_string()).collect::<Vec<_>>().join(";");
+    let topo = topology_of(&Shape::new(64, 2, 32));
+    assert!(parse_partitions(&many, &topo).is_ok());
+    let too_many = (0..33).map(|c| c.to_string()).collect::<Vec<_>>().join(";");
+    assert!(parse_partitions(&too_many, &topo).unwrap_err().contains("at most 32"));
+}
+
+// ---- settle ----
+
+fn parts(n: usize, cap: f64) -> Vec<PartLoad> {
+    (0..n).map(|_| PartLoad { capacity: cap, load: 0.0 }).collect()
+}
+
+/// Groups with `loads`, all measured on partition 0, at `current`; partition loads to match.
+fn squeezed(ps: &mut [PartLoad], loads: &[f64], current: Option<usize>) -> Vec<GroupLoad> {
+    ps[0].load = loads.iter().sum();
+    loads
+        .iter()
+        .map(|&l| {
+            let mut by_part = vec![0.0; ps.len()];
+            by_part[0] = l;
+            GroupLoad { load: l, by_part, current }
+        })
+        .collect()
+}
+
+/// Runs `settle` to a fixed point the way the loader does: each group's measured load
+/// spreads over the partitions as the choice says; returns the choices after `rounds`.
+fn run(ps: &[PartLoad], loads: &[f64], rounds: usize) -> Vec<usize> {
+    let mut cur: Vec<Option<usize>> = vec![None; loads.len()];
+    let mut out = vec![];
+    for _ in 0..rounds {
+        let mut p = ps.to_vec();
+        let gs: Vec<GroupLoad> = loads
+            .iter()
+            .zip(&cur)
+            .map(|(&l, c)| {
+                let mut by_part = vec![0.0; ps.len()];
+                by_part[c.unwrap_or(0)] = l;
+                p[c.unwrap_or(0)].load += l;
+                GroupLoad { load: l, by_part, current: *c }
+            })
+            .collect();
+        out = settle(&p, &gs, HYSTERESIS);
+        cur = out.iter().map(|&c| Some(c)).collect();
+    }
+    out
+}
+
+#[test]
+fn busy_groups_end_in_distinct_partitions() {
+    let mut ps = parts(2, 4.0);
+    let gs = squeezed(&mut ps, &[4.0, 4.0], Some(0));
+    let c = settle(&ps, &gs, HYSTERESIS);
+    assert_ne!(c[0], c[1], "{c:?}");
+    assert!(c.contains(&0), "one stays where it is: {c:?}");
+
+    // four groups, four partitions of 8 CPUs (the seed's scenario scaled): one each
+    let c = run(&parts(4, 8.0), &[8.0, 8.0, 8.0, 8.0], 3);
+    let mut sorted = c.clone();
+    sorted.sort();
+    assert_eq!(sorted, [0, 1, 2, 3], "{c:?}");
+}
+
+#[test]
+fn light_groups_fit_apart() {
+    // groups that fit: still each its own partition (nothing lost, caches gained)
+    let c = run(&parts(2, 4.0), &[0.5, 0.5], 3);
+    assert_ne!(c[0], c[1], "{c:?}");
+}
+
+#[test]
+fn heavy_and_light_groups_balance_by_load() {
+    // 3 groups on 2 partitions: the heavy one alone, the two light ones together
+    let c = run(&parts(2, 4.0), &[3.5, 1.5, 1.0], 4);
+    assert_ne!(c[0], c[1]);
+    assert_eq!(c[1], c[2], "{c:?}");
+}
+
+#[test]
+fn other_load_counts() {
+    // partition 0 is busy with ungrouped work: the group goes to partition 1
+    let ps = vec![PartLoad { capacity: 4.0, load: 3.0 }, PartLoad { capacity: 4.0, load: 0.0 }];
+    let g = GroupLoad { load: 2.0, by_part: vec![0.0, 0.0], current: None };
+    assert_eq!(settle(&ps, &[g], HYSTERESIS), [1]);
+}
+
+/// Three equal groups on two partitions whose loads wobble by +-10% every period: without
+/// hysteresis the heaviest-first order flips and groups hop; with it, after settling, none moves.
+#[test]
+fn hysteresis_stops_ping_pong() {
+    let moves = |hyst: f64| {
+        let ps = parts(2, 4.0);
+        let mut cur: Vec<Option<usize>> = vec![None; 3];
+        let mut moves = 0;
+        for round in 0..40 {
+            let loads: Vec<f64> = (0..3).map(|g| 2.0 * (1.0 + 0.1 * (((round + g) % 3) as f64 - 1.0))).collect();
+            let mut p = ps.clone();
+            let gs: Vec<GroupLoad> = loads
+                .iter()
+                .zip(&cur)
+                .map(|(&l, c)| {
+                    let mut by_part = vec![0.0; 2];
+                    by_part[c.unwrap_or(0)] = l;
+                    p[c.unwrap_or(0)].load += l;
+                    GroupLoad { load: l, by_part, current: *c }
+                })
+                .collect();
+            let out = settle(&p, &gs, hyst);
+            if round >= 2 {
+                moves += out.iter().zip(&cur).filter(|(o, c)| Some(**o) != **c).count();
+            }
+            cur = out.into_iter().map(Some).collect();
+        }
+        moves
+    };
+    assert!(moves(0.0) > 0, "the scenario must ping-pong without hysteresis");
+    assert_eq!(moves(HYSTERESIS), 0);
+}
+
+#[test]
+fn idle_groups_stay() {
+    // a settled group with next to no load stays even where the other load is higher
+    let ps = vec![PartLoad { capacity: 4.0, load: 3.0 }, PartLoad { capacity: 4.0, load: 0.0 }];
+    let g = GroupLoad { load: 0.01, by_part: vec![0.01, 0.0], current: Some(0) };
+    assert_eq!(settle(&ps, &[g], HYSTERESIS), [0]);
+}
+
+// ---- group.bpf.h: cgroup and run-time state ----
+
+fn gb(s: &mut Sis, op: u32, cgid: u64, parent: u64, part: i32, delta: u64) -> gb_args {
+    let mut a: gb_args = zeroed();
+    a.op = op;
+    a.cgid = cgid;
+    a.parent = parent;
+    a.part = part;
+    a.delta = delta;
+    assert_eq!(Sis::run(&mut s.skel.progs.test_gb, &mut a), 0);
+    a
+}
+
+fn group_of(s: &mut Sis, cgid: u64) -> (u64, i32) {
+    let a = gb(s, gb_test_op_GB_T_GROUP_OF, cgid, 0, 0, 0);
+    (a.ret, a.part)
+}
+
+fn keys(m: &impl MapCore) -> Vec<u64> {
+    let mut k: Vec<u64> = m.keys().map(|k| u64::from_ne_bytes(k[..8].try_into().unwrap())).collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn cgroups_join_groups_and_leave_no_state() {
+    let mut s = Sis::load(&Shape::new(16, 2, 8), FULL);
+    let (parent, solo) = (100u64, 200u64);
+    s.skel.maps.gb_optin.update(&parent.to_ne_bytes(), &gb_consts_GB_OPT_PARENT.to_ne_bytes(), MapFlags::ANY).unwrap();
+    s.skel.maps.gb_optin.update(&solo.to_ne_bytes(), &gb_consts_GB_OPT_CGROUP.to_ne_bytes(), MapFlags::ANY).unwrap();
+    let init = |s: &mut Sis, c: u64, p: u64| gb(s, gb_test_op_GB_T_CGROUP_INIT, c, p, 0, 0);
+    init(&mut s, parent, 1);
+    init(&mut s, 101, parent); // child of --gb-parent: a group
+    init(&mut s, 102, parent);
+    init(&mut s, 1011, 101); // grandchild: inherits 101
+    init(&mut s, 10111, 1011);
+    init(&mut s, solo, 1); // --gb-cgroup
+    init(&mut s, 300, 1); // not opted in
+    assert_eq!(group_of(&mut s, parent), (0, -1), "the parent itself is no group");
+    assert_eq!(group_of(&mut s, 101), (101, -1), "a new group is not settled yet");
+    assert_eq!(group_of(&mut s, 10111).0, 101);
+    assert_eq!(group_of(&mut s, 102).0, 102);
+    assert_eq!(group_of(&mut s, solo).0, solo);
+    assert_eq!(group_of(&mut s, 300).0, 0);
+    assert_eq!(keys(&s.skel.maps.gb_group_map), [101, 102, solo]);
+    assert_eq!(keys(&s.skel.maps.gb_acct_map), [101, 102, solo]);
+
+    // the loader's choice shows through
+    let g = gb_group { part: 1, __pad: 0 };
+    let bytes = unsafe { std::slice::from_raw_parts(&g as *const _ as *const u8, std::mem::size_of::<gb_group>()) };
+    s.skel.maps.gb_group_map.update(&101u64.to_ne_bytes(), bytes, MapFlags::EXIST).unwrap();
+    assert_eq!(group_of(&mut s, 1011), (101, 1));
+
+    // run time by partition; a CPU of no partition goes to the last slot
+    gb(&mut s, gb_test_op_GB_T_CHARGE, 101, 0, 1, 700);
+    gb(&mut s, gb_test_op_GB_T_CHARGE, 101, 0, 1, 300);
+    gb(&mut s, gb_test_op_GB_T_CHARGE, 101, 0, -1, 50);
+    gb(&mut s, gb_test_op_GB_T_CHARGE, 999, 0, 0, 50); // no such group: nothing
+    let vals = s.skel.maps.gb_acct_map.lookup_percpu(&101u64.to_ne_bytes(), MapFlags::ANY).unwrap().unwrap();
+    let sum = |slot: usize| -> u64 { vals.iter().map(|v| scx_sis::map_value::<gb_acct>(v).part_ns[slot]).sum() };
+    assert_eq!((sum(0), sum(1), sum(gb_consts_GB_NO_PART as usize)), (0, 1000, 50));
+
+    // deleted cgroups (children first, as the kernel does) leave nothing behind
+    for c in [10111, 1011, 101, 102, solo, 300, parent] {
+        gb(&mut s, gb_test_op_GB_T_CGROUP_EXIT, c, 0, 0, 0);
+    }
+    assert!(keys(&s.skel.maps.gb_cgrp_map).is_empty());
+    assert!(keys(&s.skel.maps.gb_group_map).is_empty());
+    assert!(keys(&s.skel.maps.gb_acct_map).is_empty());
+    // and a new child of the parent becomes a group again
+    init(&mut s, 103, parent);
+    assert_eq!(group_of(&mut s, 103).0, 103);
+}
