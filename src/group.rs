@@ -261,7 +261,28 @@ pub fn settle(parts: &[PartLoad], groups: &[GroupLoad], hysteresis: f64) -> Vec<
     out.into_iter().map(|o| o.unwrap_or(0)).collect()
 }
 
-/// One partition (nested in `GbMetrics::parts`): the seed's gb_stat line.
+/// One group (nested in its preferred partition's `groups`, by rank of its cgroup id).
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[serde(default)]
+pub struct GbGroupMetrics {
+    #[stat(desc = "cgroup path of the group")]
+    pub path: String,
+    #[stat(desc = "cgroup id (inode number)")]
+    pub cgid: u64,
+    #[stat(desc = "Preferred partition")]
+    pub part: u64,
+    #[stat(desc = "Load: its run time per second, in CPUs (last period)")]
+    pub load: f64,
+    #[stat(desc = "Share of its run time spent inside its partition, % (last period)")]
+    pub in_part_pct: f64,
+    #[stat(desc = "Its load on each partition's CPUs, in milli-CPUs (last period)")]
+    pub by_part_mcpu: BTreeMap<u32, u64>,
+    #[stat(desc = "Times the balancer moved it to another partition")]
+    pub moves: u64,
+}
+
+/// One partition (nested in `Metrics::gb_parts`): the seed's gb_stat line, and its groups.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[serde(default)]
@@ -276,106 +297,55 @@ pub struct GbPartMetrics {
     pub group_load: f64,
     #[stat(desc = "Groups that prefer it")]
     pub nr_groups: u64,
-}
-
-/// One group (nested in `GbMetrics::groups`, by rank of its cgroup id).
-#[stat_doc]
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
-#[serde(default)]
-pub struct GbGroupMetrics {
-    #[stat(desc = "cgroup path of the group")]
-    pub path: String,
-    #[stat(desc = "cgroup id (inode number)")]
-    pub cgid: u64,
-    #[stat(desc = "Preferred partition (-1: not settled yet)")]
-    pub part: i64,
-    #[stat(desc = "Load: its run time per second, in CPUs (last period)")]
-    pub load: f64,
-    #[stat(desc = "Share of its run time spent inside its partition, % (last period)")]
-    pub in_part_pct: f64,
-    #[stat(desc = "Its load on each partition's CPUs, in milli-CPUs (last period)")]
-    pub by_part_mcpu: BTreeMap<u32, u64>,
-    #[stat(desc = "Times the balancer moved it to another partition")]
-    pub moves: u64,
-}
-
-/// The group balancer's view (empty when it is off).
-#[stat_doc]
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
-#[serde(default)]
-pub struct GbMetrics {
-    #[stat(desc = "Group balancer on (--gb-cgroup / --gb-parent given)")]
-    pub enabled: u64,
-    #[stat(desc = "Grouped wakeups placed on prev, idle and in the group's partition")]
-    pub wake_prev: u64,
-    #[stat(desc = "Grouped wakeups placed on another idle CPU of the partition")]
-    pub wake_part: u64,
-    #[stat(desc = "Grouped wakeups with no idle CPU in the partition: normal path, anywhere")]
-    pub wake_elsewhere: u64,
-    #[stat(desc = "Slice ends outside the partition moved to an idle CPU in it")]
-    pub move_idle: u64,
-    #[stat(desc = "Slice ends outside the partition swapped with a task there that wants ours")]
-    pub move_swap: u64,
-    #[stat(desc = "Steals and pulls that took a task whose group prefers the thief's partition")]
-    pub steal_pref: u64,
-    #[stat(desc = "cgroups left ungrouped because a map was full")]
-    pub no_state: u64,
-    #[stat(desc = "Partitions, by id")]
-    pub parts: BTreeMap<u32, GbPartMetrics>,
-    #[stat(desc = "Groups, by rank of cgroup id")]
+    #[stat(desc = "The groups that prefer it, by rank of cgroup id")]
     pub groups: BTreeMap<u32, GbGroupMetrics>,
 }
 
-impl GbMetrics {
-    /// Counters of `self` minus `rhs`; partitions and groups (per-period samples) of `self`.
-    pub fn delta(&self, rhs: &Self) -> Self {
-        GbMetrics {
-            wake_prev: self.wake_prev.wrapping_sub(rhs.wake_prev),
-            wake_part: self.wake_part.wrapping_sub(rhs.wake_part),
-            wake_elsewhere: self.wake_elsewhere.wrapping_sub(rhs.wake_elsewhere),
-            move_idle: self.move_idle.wrapping_sub(rhs.move_idle),
-            move_swap: self.move_swap.wrapping_sub(rhs.move_swap),
-            steal_pref: self.steal_pref.wrapping_sub(rhs.steal_pref),
-            ..self.clone()
-        }
-    }
+/// What the loader samples for the stats (`Metrics::gb_*`).
+#[derive(Clone, Debug, Default)]
+pub struct GbSample {
+    pub enabled: bool,
+    /// `gb_stats`, indexed by `enum gb_stat`.
+    pub counters: [u64; bpf_intf::gb_stat_GB_NR_STATS as usize],
+    pub parts: BTreeMap<u32, GbPartMetrics>,
+}
 
-    /// The seed's gb_stat view: per group, one line per partition (id, CPUs, the group's
-    /// load there, the partition's load, `*` on the preferred one); loads in milli-CPUs.
-    pub fn format<W: std::io::Write>(&self, w: &mut W) -> Result<()> {
-        if self.enabled == 0 {
-            return Ok(());
-        }
+/// The gb lines of `--stats` / `--monitor`: counters, then per group the seed's gb_stat view,
+/// one line per partition (id, CPUs, the group's load there, the partition's load, `*` on the
+/// preferred one; loads in milli-CPUs).
+pub fn format<W: std::io::Write>(w: &mut W, m: &crate::stats::Metrics) -> Result<()> {
+    if m.gb_enabled == 0 {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "          gb wake prev/part/elsewhere {}/{}/{} | move idle {} swap {} | steal-pref {}{}",
+        m.gb_wake_prev,
+        m.gb_wake_part,
+        m.gb_wake_elsewhere,
+        m.gb_move_idle,
+        m.gb_move_swap,
+        m.gb_steal_pref,
+        if m.gb_no_state > 0 { format!(" | ungrouped (map full) {}", m.gb_no_state) } else { String::new() },
+    )?;
+    for g in m.gb_parts.values().flat_map(|p| p.groups.values()) {
         writeln!(
             w,
-            "          gb wake prev/part/elsewhere {}/{}/{} | move idle {} swap {} | steal-pref {}{}",
-            self.wake_prev,
-            self.wake_part,
-            self.wake_elsewhere,
-            self.move_idle,
-            self.move_swap,
-            self.steal_pref,
-            if self.no_state > 0 { format!(" | ungrouped (map full) {}", self.no_state) } else { String::new() },
+            "          gb group {} part {} load {:.2} in-part {:.1}% moves {}",
+            g.path, g.part, g.load, g.in_part_pct, g.moves
         )?;
-        for g in self.groups.values() {
+        for (id, p) in &m.gb_parts {
             writeln!(
                 w,
-                "          gb group {} part {} load {:.2} in-part {:.1}% moves {}",
-                g.path, g.part, g.load, g.in_part_pct, g.moves
+                "            PART-{id} {} {} {} {}",
+                p.cpus,
+                g.by_part_mcpu.get(id).copied().unwrap_or(0),
+                (p.load * 1000.0).round() as u64,
+                if g.part == *id as u64 { "*" } else { "" }
             )?;
-            for (id, p) in &self.parts {
-                writeln!(
-                    w,
-                    "            PART-{id} {} {} {} {}",
-                    p.cpus,
-                    g.by_part_mcpu.get(id).copied().unwrap_or(0),
-                    (p.load * 1000.0).round() as u64,
-                    if g.part == *id as i64 { "*" } else { "" }
-                )?;
-            }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -536,20 +506,12 @@ impl Balancer {
         Ok(())
     }
 
-    /// The gb stats: counters from `gb_stats`, partitions and groups from the last period.
-    pub fn metrics(&self, stats_map: &impl MapCore) -> Result<GbMetrics> {
-        let c = |i: u32| crate::maps::percpu_sum(stats_map, i);
-        let mut m = GbMetrics {
-            enabled: 1,
-            wake_prev: c(bpf_intf::gb_stat_GB_STAT_WAKE_PREV)?,
-            wake_part: c(bpf_intf::gb_stat_GB_STAT_WAKE_PART)?,
-            wake_elsewhere: c(bpf_intf::gb_stat_GB_STAT_WAKE_ELSEWHERE)?,
-            move_idle: c(bpf_intf::gb_stat_GB_STAT_MOVE_IDLE)?,
-            move_swap: c(bpf_intf::gb_stat_GB_STAT_MOVE_SWAP)?,
-            steal_pref: c(bpf_intf::gb_stat_GB_STAT_STEAL_PREF)?,
-            no_state: c(bpf_intf::gb_stat_GB_STAT_NO_STATE)?,
-            ..Default::default()
-        };
+    /// The gb stats: counters from `gb_stats`, partitions and their groups from the last period.
+    pub fn metrics(&self, stats_map: &impl MapCore) -> Result<GbSample> {
+        let mut m = GbSample { enabled: true, ..Default::default() };
+        for (i, c) in m.counters.iter_mut().enumerate() {
+            *c = crate::maps::percpu_sum(stats_map, i as u32)?;
+        }
         for (i, p) in self.cfg.parts.iter().enumerate() {
             m.parts.insert(
                 i as u32,
@@ -562,17 +524,17 @@ impl Balancer {
             );
         }
         for (rank, (id, g)) in self.groups.iter().enumerate() {
-            if let Some(pm) = g.part.and_then(|p| m.parts.get_mut(&(p as u32))) {
-                pm.group_load += g.load;
-                pm.nr_groups += 1;
-            }
-            let inside = g.part.and_then(|p| g.by_part.get(p)).copied().unwrap_or(0.0);
-            m.groups.insert(
+            let Some(part) = g.part else { continue };
+            let Some(pm) = m.parts.get_mut(&(part as u32)) else { continue };
+            pm.group_load += g.load;
+            pm.nr_groups += 1;
+            let inside = g.by_part.get(part).copied().unwrap_or(0.0);
+            pm.groups.insert(
                 rank as u32,
                 GbGroupMetrics {
                     path: self.names.get(id).cloned().unwrap_or_else(|| format!("cgroup {id}")),
                     cgid: *id,
-                    part: g.part.map_or(-1, |p| p as i64),
+                    part: part as u64,
                     load: g.load,
                     in_part_pct: if g.load > 0.0 { 100.0 * inside / g.load } else { 0.0 },
                     by_part_mcpu: g
@@ -595,6 +557,41 @@ mod tests {
 
     fn part(cap: f64, load: f64) -> PartLoad {
         PartLoad { capacity: cap, load }
+    }
+
+    #[test]
+    fn gb_stats_view() {
+        use crate::stats::{Counters, Metrics, Samples};
+        let zero: Counters = [0; bpf_intf::sis_stat_SIS_NR_STATS as usize];
+        let sample = |swaps: u64| {
+            let mut g = GbSample { enabled: true, ..Default::default() };
+            g.counters[bpf_intf::gb_stat_GB_STAT_MOVE_SWAP as usize] = swaps;
+            let a = GbGroupMetrics {
+                path: "/cg/a".into(),
+                part: 0,
+                load: 3.8,
+                in_part_pct: 97.4,
+                by_part_mcpu: [(0, 3700), (1, 100)].into(),
+                ..Default::default()
+            };
+            let p0 = GbPartMetrics { cpus: "0-3".into(), load: 3.9, groups: [(0, a)].into(), ..Default::default() };
+            let p1 = GbPartMetrics { cpus: "4-7".into(), load: 0.2, ..Default::default() };
+            g.parts = [(0, p0), (1, p1)].into();
+            Samples { gb: g, ..Default::default() }
+        };
+        let d = Metrics::from_counters(&zero, sample(5)).delta(&Metrics::from_counters(&zero, sample(2)));
+        assert_eq!((d.gb_enabled, d.gb_move_swap), (1, 3));
+        assert_eq!(d.gb_parts[&0].groups[&0].path, "/cg/a");
+        let mut out = Vec::new();
+        format(&mut out, &d).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("gb group /cg/a part 0 load 3.80 in-part 97.4% moves 0"), "{out}");
+        assert!(out.contains("PART-0 0-3 3700 3900 *\n"), "{out}");
+        assert!(out.contains("PART-1 4-7 100 200 \n"), "{out}");
+        // off: no gb lines at all
+        let mut out = Vec::new();
+        format(&mut out, &Metrics::default()).unwrap();
+        assert!(out.is_empty());
     }
 
     #[test]

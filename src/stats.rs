@@ -14,6 +14,7 @@ use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf::*;
+use crate::group::{GbPartMetrics, GbSample};
 use crate::knobs::KnobName;
 
 /// Raw counters summed over CPUs, indexed by `enum sis_stat`.
@@ -32,7 +33,7 @@ pub struct Samples {
     /// One char per CPU id (see `Metrics::cpu_state`).
     pub cpu_state: String,
     pub knobs: crate::knobs::Knobs,
-    pub gb: crate::group::GbMetrics,
+    pub gb: GbSample,
 }
 
 /// One LLC's counters (`enum sis_llc_stat`, summed over CPUs) and samples.
@@ -180,8 +181,24 @@ macro_rules! counter_fields {
             pub oracle_every: u64,
             #[stat(desc = "Knob slice-us: time slice in microseconds")]
             pub slice_us: u64,
-            #[stat(desc = "Group balancer (seed 002): counters, partitions, groups")]
-            pub gb: crate::group::GbMetrics,
+            #[stat(desc = "Group balancer on (--gb-cgroup / --gb-parent given)")]
+            pub gb_enabled: u64,
+            #[stat(desc = "Group balancer: grouped wakeups placed on prev, idle and in the group's partition")]
+            pub gb_wake_prev: u64,
+            #[stat(desc = "Group balancer: grouped wakeups placed on another idle CPU of the partition")]
+            pub gb_wake_part: u64,
+            #[stat(desc = "Group balancer: grouped wakeups with no idle CPU in the partition: normal path, anywhere")]
+            pub gb_wake_elsewhere: u64,
+            #[stat(desc = "Group balancer: slice ends outside the partition moved to an idle CPU in it")]
+            pub gb_move_idle: u64,
+            #[stat(desc = "Group balancer: slice ends outside the partition swapped with a task there that wants ours")]
+            pub gb_move_swap: u64,
+            #[stat(desc = "Group balancer: steals and pulls of a task whose group prefers the thief's partition")]
+            pub gb_steal_pref: u64,
+            #[stat(desc = "Group balancer: cgroups left ungrouped because a map was full")]
+            pub gb_no_state: u64,
+            #[stat(desc = "Group balancer: per partition (by id), with the groups that prefer it (sampled)")]
+            pub gb_parts: BTreeMap<u32, GbPartMetrics>,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
             #[stat(desc = "Recall: found / (found + missed idle), %; missed idle extrapolated from the checked share of failed scans")]
@@ -208,7 +225,15 @@ macro_rules! counter_fields {
                     steal_scope: s.knobs.steal_scope.name().into(),
                     oracle_every: s.knobs.oracle_every as u64,
                     slice_us: s.knobs.slice_us,
-                    gb: s.gb,
+                    gb_enabled: s.gb.enabled as u64,
+                    gb_wake_prev: s.gb.counters[gb_stat_GB_STAT_WAKE_PREV as usize],
+                    gb_wake_part: s.gb.counters[gb_stat_GB_STAT_WAKE_PART as usize],
+                    gb_wake_elsewhere: s.gb.counters[gb_stat_GB_STAT_WAKE_ELSEWHERE as usize],
+                    gb_move_idle: s.gb.counters[gb_stat_GB_STAT_MOVE_IDLE as usize],
+                    gb_move_swap: s.gb.counters[gb_stat_GB_STAT_MOVE_SWAP as usize],
+                    gb_steal_pref: s.gb.counters[gb_stat_GB_STAT_STEAL_PREF as usize],
+                    gb_no_state: s.gb.counters[gb_stat_GB_STAT_NO_STATE as usize],
+                    gb_parts: s.gb.parts,
                     ..Default::default()
                 };
                 m.derive();
@@ -239,7 +264,15 @@ macro_rules! counter_fields {
                     steal_scope: self.steal_scope.clone(),
                     oracle_every: self.oracle_every,
                     slice_us: self.slice_us,
-                    gb: self.gb.delta(&rhs.gb),
+                    gb_enabled: self.gb_enabled,
+                    gb_wake_prev: self.gb_wake_prev.wrapping_sub(rhs.gb_wake_prev),
+                    gb_wake_part: self.gb_wake_part.wrapping_sub(rhs.gb_wake_part),
+                    gb_wake_elsewhere: self.gb_wake_elsewhere.wrapping_sub(rhs.gb_wake_elsewhere),
+                    gb_move_idle: self.gb_move_idle.wrapping_sub(rhs.gb_move_idle),
+                    gb_move_swap: self.gb_move_swap.wrapping_sub(rhs.gb_move_swap),
+                    gb_steal_pref: self.gb_steal_pref.wrapping_sub(rhs.gb_steal_pref),
+                    gb_no_state: self.gb_no_state,
+                    gb_parts: self.gb_parts.clone(),
                     ..Default::default()
                 };
                 m.derive();
@@ -384,7 +417,7 @@ impl Metrics {
             "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us",
             self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
         )?;
-        self.gb.format(w)?;
+        crate::group::format(w, self)?;
         Ok(())
     }
 }
@@ -407,9 +440,8 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
 
     StatsServerData::new()
         .add_meta(LlcMetrics::meta())
-        .add_meta(crate::group::GbPartMetrics::meta())
         .add_meta(crate::group::GbGroupMetrics::meta())
-        .add_meta(crate::group::GbMetrics::meta())
+        .add_meta(GbPartMetrics::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }

@@ -178,7 +178,7 @@ grep -E "gb group|PART-" "$MON" | tail -n 6 | sed 's/^/  | /'
 check_eq "gb stats: groups a, b in the partitions the traces show" "$rep_a $rep_b" "$part_a $part_b"
 check_gt "gb stats: group a in its partition >= 80%" "${in_a:-0}" 79.99
 check_gt "gb stats: group b in its partition >= 80%" "${in_b:-0}" 79.99
-moves=$(python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["gb"]; print(g["move_idle"] + g["move_swap"], len(g["groups"]))' "$JSON")
+moves=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(m["gb_move_idle"] + m["gb_move_swap"], sum(len(p["groups"]) for p in m["gb_parts"].values()))' "$JSON")
 read -r rep_moves rep_n <<<"$moves"
 check_gt "gb stats: slice-end moves into the partitions" "${rep_moves:-0}" 0
 check_eq "gb stats: groups at exit" "$rep_n" 2
