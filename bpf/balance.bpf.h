@@ -4,7 +4,8 @@
  *
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
- *  - a CPU whose slice ended looks, at most once a slice, for the
+ *  - a CPU whose slice ended looks, at most once every balance_every
+ *    slices, for the
  *    busiest overloaded CPU of its LLC, and, at most once every
  *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
@@ -23,6 +24,7 @@
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
 const volatile bool balance_on = true;
+const volatile u32 balance_every = 1;	/* slices between a busy CPU's looks (--balance-every) */
 
 struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
@@ -171,7 +173,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->gap = 0;
 	if (!balance_on || !c || llc < 0)
 		return -1;
-	if (now - c->last_balance < slice_ns)
+	if (now - c->last_balance < balance_every * slice_ns)
 		return -1;
 	c->last_balance = now;
 	my_load = READ_ONCE(c->load);

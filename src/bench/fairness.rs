@@ -131,10 +131,12 @@ pub struct ProbeArgs {
 /// short window in a TCG guest is noisy even under EEVDF.
 pub fn durations(case: Case, sc: &Scale) -> (u32, f64) {
     let secs = sc.duration_s.unwrap_or(if sc.quick { 2 } else { 5 });
-    let secs = if case == Case::Spread { secs.max(SPREAD_MIN_SECS) } else { secs };
-    let warm = match (case, sc.quick) {
-        (Case::Spread, false) => 2.0,
-        (Case::Spread, true) | (_, false) => 1.0,
+    // cg-wide too: the hogs join their cgroups after fork, then balancing must spread them
+    let settles = matches!(case, Case::Spread | Case::CgWide);
+    let secs = if settles { secs.max(SPREAD_MIN_SECS) } else { secs };
+    let warm = match (settles, sc.quick) {
+        (true, false) => 2.0,
+        (true, true) | (_, false) => 1.0,
         (_, true) => 0.5,
     };
     (secs, warm)
@@ -687,6 +689,7 @@ mod tests {
         let cg = resolve(ALL_CG, &scale(true, None)).unwrap();
         assert_eq!(cg.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), CG_NAMES);
         assert_eq!(cg[3].params[0].label, "8+16");
+        assert_eq!(cg[3].params[0].command[3..].join(" "), "--secs 4 --warmup 1");
         // the probe's case argument is what clap accepts for the variant
         assert_eq!(cg[1].params[0].command[2], "cg-threads");
         assert_eq!(suite(Case::Fork, &scale(true, None), exe).params[0].command[2], "fork");
