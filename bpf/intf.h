@@ -27,6 +27,9 @@ enum sis_consts {
 	SIS_WEIGHT_DFL		= 100,	/* p->scx.weight of a nice-0 task */
 	/* a move must narrow the load gap by this much of the task's weight (hysteresis) */
 	BAL_MARGIN_PCT		= 12,
+	SIS_MAX_CGROUPS		= 16384,	/* cgroups with cpu.weight state; more run unweighted */
+	SIS_CG_MAX_DEPTH	= 16,	/* cgroup levels below the root the weights follow */
+	SIS_WEIGHT_MAX		= 10000,	/* cpu.weight and p->scx.weight range: 1..10000 */
 };
 
 /* One cache line per CPU: only its owner writes it, except claims (idle_filter.bpf.h). */
@@ -71,6 +74,29 @@ struct task_sched {
 	u32 load_weight;	/* the weight added there */
 	u32 __pad;
 	u64 charged_at;		/* run time is charged up to here */
+};
+
+/*
+ * A cgroup's cpu.weight state (cgroup.bpf.h), keyed by cgroup id. Its share
+ * of its parent is weight / (parent's child_weight + parent's task_weight):
+ * idle siblings and idle children count for nothing.
+ */
+struct cg_sched {
+	u64 parent;		/* parent's cgroup id; 0: a child of the root */
+	u32 weight;		/* cpu.weight, 1..10000 (100 default) */
+	u32 level;		/* 1: a child of the root */
+	s64 task_weight;	/* sum of the weights of its own runnable tasks */
+	s64 child_weight;	/* sum of the weights of its active children */
+	s32 nr_active;		/* own runnable tasks + active children: > 0 is active */
+	u32 __pad;
+};
+
+/* A task's side of cg_sched (in its task storage). */
+struct task_cg {
+	u64 cgid;		/* the task's cgroup; 0: the root or an untracked one */
+	u64 acct_cgid;		/* the cgroup whose task_weight holds this task; 0: none */
+	u32 weight;		/* its weight while runnable; 0: not runnable */
+	u32 acct_weight;	/* the weight added to acct_cgid */
 };
 
 /* Per-CPU "cached domain shortcuts" (seed 001), filled by user space. */
@@ -227,6 +253,30 @@ struct balance_args {
 	u32 xllc;
 	s32 ret;		/* may_move: 1 / 0 */
 	u32 __pad;
+};
+
+/* one call into cgroup.bpf.h for test task @slot */
+struct cg_args {
+	u32 op;			/* enum cg_test_op */
+	u32 slot;		/* test task */
+	u64 cgid;
+	u64 parent;
+	u32 weight;		/* cgroup: cpu.weight; task: p->scx.weight */
+	u32 level;
+	u32 ret;		/* CG_TASK_WEIGHT: the effective weight */
+	s32 err;
+	struct cg_sched cg;	/* CG_READ: the cgroup's state */
+};
+
+enum cg_test_op {
+	CG_INIT			= 0,	/* cgid, parent, weight, level */
+	CG_EXIT			= 1,
+	CG_SET_WEIGHT		= 2,
+	CG_ATTACH		= 3,	/* task @slot joins cgid (init_task / cgroup_move) */
+	CG_ACCOUNT		= 4,	/* task @slot runnable with weight, 0: quiescent */
+	CG_TASK_WEIGHT		= 5,	/* the effective weight of task @slot of weight */
+	CG_READ			= 6,
+	CG_TASK_EXIT		= 7,
 };
 
 /* Per-LLC counter indexes of the per-CPU `llc_stats` array (llc_stats.bpf.h). */

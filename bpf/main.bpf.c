@@ -6,6 +6,7 @@
  *   overload.bpf.h     overloaded-CPU map (seed 004)
  *   vtime.bpf.h        per-CPU vtime clocks, lag, run-time charge, weighted load
  *   balance.bpf.h      balance between busy CPUs by weighted load (decisions)
+ *   cgroup.bpf.h       cgroup cpu.weight: hierarchical share -> a task's weight
  *   group.bpf.h        group balancer: groups of tasks on partitions of CPUs (seed 002)
  *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
  *                      move balance_pull makes
@@ -15,7 +16,8 @@
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
  * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), each with
- * its own clock, weighted fair by p->scx.weight, bounded slice.
+ * its own clock, weighted fair by p->scx.weight and cgroup cpu.weight,
+ * bounded slice.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -36,9 +38,8 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
+#include "cgroup.bpf.h"
 #include "group.bpf.h"
-#include "steal.bpf.h"
-#include "knobs.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -50,6 +51,7 @@ struct task_ctx {
 	u32 exec_pending;	/* exec'd since its last placement */
 	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
+	struct task_cg cg;	/* cgroup cpu.weight accounting (cgroup.bpf.h) */
 };
 
 struct {
@@ -63,6 +65,28 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
 }
+
+/*
+ * The weight the vtime model uses for @p: p->scx.weight, scaled by its
+ * cgroup's hierarchical share (cgroup.bpf.h) unless it is in the root.
+ */
+static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *tctx)
+{
+	if (!tctx || !tctx->cg.cgid)
+		return p->scx.weight;
+	return cg_task_weight(tctx->cg.cgid, p->scx.weight);
+}
+
+/* The weight @p, queued, adds to its CPU's load: what moving it changes. */
+static __always_inline u32 task_load_weight(struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight;
+}
+
+#include "steal.bpf.h"
+#include "knobs.bpf.h"
 
 /*
  * Missed idle: the scan of @llc failed while an allowed CPU there was idle by
@@ -388,7 +412,8 @@ static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev)
 
 	if (tctx)
 		prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
-							prev->scx.weight, scx_bpf_now(), !waiting);
+							task_weight(prev, tctx), scx_bpf_now(),
+							!waiting);
 	return !waiting || !vtime_before(head, prev->scx.dsq_vtime);
 }
 
@@ -459,23 +484,30 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx)
-		load_account(&tctx->ts, scx_bpf_task_cpu(p), p->scx.weight);
+	if (!tctx)
+		return;
+	cg_account(&tctx->cg, p->scx.weight);
+	load_account(&tctx->ts, scx_bpf_task_cpu(p), task_weight(p, tctx));
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	u32 weight;
 
 	reconcile_busy(cpu);
 	gb_running(p, cpu, scx_bpf_now());
 	if (!tctx)
 		return;
-	/* moved while runnable (steal, balance): the kernel calls no runnable/quiescent */
-	load_account(&tctx->ts, cpu, p->scx.weight);
-	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, p->scx.weight,
-					 scx_bpf_now());
+	weight = task_weight(p, tctx);
+	/*
+	 * Moved while runnable (steal, balance): the kernel calls no
+	 * runnable/quiescent. Also refreshes a cgroup task's weight, which
+	 * changes as its cgroup's other tasks come and go.
+	 */
+	load_account(&tctx->ts, cpu, weight);
+	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
@@ -486,7 +518,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	gb_charge_curr(p, cpu, scx_bpf_now(), true);
 	if (!tctx)
 		return;
-	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, p->scx.weight,
+	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight(p, tctx),
 					  scx_bpf_now(), scx_bpf_dsq_nr_queued(cpu) <= 0);
 }
 
@@ -494,16 +526,21 @@ void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx)
-		load_account(&tctx->ts, -1, 0);
+	if (!tctx)
+		return;
+	load_account(&tctx->ts, -1, 0);
+	cg_account(&tctx->cg, 0);
 }
 
 void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx && tctx->ts.load_cpu >= 0)
-		load_account(&tctx->ts, tctx->ts.load_cpu, weight);
+	if (!tctx || tctx->ts.load_cpu < 0)
+		return;
+	cg_account(&tctx->cg, weight);
+	load_account(&tctx->ts, tctx->ts.load_cpu,
+		     tctx->cg.cgid ? cg_task_weight(tctx->cg.cgid, weight) : weight);
 }
 
 /*
@@ -562,8 +599,12 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->exec_pending = 0;
 	tctx->sync_placed = 0;
 	tctx->new_task = 0;
-	if (bpf_core_field_exists(args->cgroup))
-		gb_task_set(p, BPF_CORE_READ(args, cgroup, kn, id));
+	tctx->cg = (struct task_cg){};
+	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
+	if (bpf_core_field_exists(args->cgroup) && args->cgroup) {
+		cg_attach(&tctx->cg, args->cgroup->kn->id);
+		gb_task_set(p, args->cgroup->kn->id);
+	}
 	return 0;
 }
 
@@ -572,24 +613,11 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	/* a task leaving while runnable (scheduler detach) takes its weight along */
-	if (tctx)
+	if (tctx) {
 		load_account(&tctx->ts, -1, 0);
+		cg_task_exit(&tctx->cg);
+	}
 	bpf_task_storage_delete(&task_ctx_stor, p);
-}
-
-s32 BPF_STRUCT_OPS_SLEEPABLE(sis_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
-{
-	return gb_cgroup_init(cgrp->kn->id, gb_cgroup_parent_id(cgrp));
-}
-
-void BPF_STRUCT_OPS(sis_cgroup_exit, struct cgroup *cgrp)
-{
-	gb_cgroup_exit(cgrp->kn->id);
-}
-
-void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
-{
-	gb_task_set(p, to->kn->id);
 }
 
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
@@ -609,6 +637,35 @@ void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
 	 */
 	if (scx_bpf_dsq_nr_queued(cpu) > 0)
 		scx_bpf_kick_cpu(cpu, 0);
+}
+
+/* cgroups feed two mechanisms: cpu.weight (cgroup.bpf.h) and the group balancer (group.bpf.h) */
+s32 BPF_STRUCT_OPS_SLEEPABLE(sis_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	u64 parent = gb_cgroup_parent_id(cgrp);
+
+	cg_init(cgrp->kn->id, parent, args->weight, cgrp->level);
+	return gb_cgroup_init(cgrp->kn->id, parent);
+}
+
+void BPF_STRUCT_OPS(sis_cgroup_exit, struct cgroup *cgrp)
+{
+	cg_exit(cgrp->kn->id);
+	gb_cgroup_exit(cgrp->kn->id);
+}
+
+void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		cg_attach(&tctx->cg, to->kn->id);
+	gb_task_set(p, to->kn->id);
+}
+
+void BPF_STRUCT_OPS(sis_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	cg_set_weight(cgrp->kn->id, weight);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
@@ -652,10 +709,11 @@ SCX_OPS_DEFINE(sis_ops,
 	       .enable		= (void *)sis_enable,
 	       .init_task	= (void *)sis_init_task,
 	       .exit_task	= (void *)sis_exit_task,
-	       .update_idle	= (void *)sis_update_idle,
 	       .cgroup_init	= (void *)sis_cgroup_init,
 	       .cgroup_exit	= (void *)sis_cgroup_exit,
 	       .cgroup_move	= (void *)sis_cgroup_move,
+	       .cgroup_set_weight = (void *)sis_cgroup_set_weight,
+	       .update_idle	= (void *)sis_update_idle,
 	       .init		= (void *)sis_init,
 	       .exit		= (void *)sis_exit,
 	       /*

@@ -48,6 +48,7 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
 #include "balance.bpf.h"
+#include "cgroup.bpf.h"
 #include "group.bpf.h"
 
 SEC("syscall")
@@ -233,6 +234,53 @@ SEC("syscall")
 int test_idlest_llc(struct balance_args *a)
 {
 	a->victim = idlest_llc(a->cpu);
+	return 0;
+}
+
+/* Test tasks' side of the cgroup accounting. */
+struct task_cg test_task_cgs[16];
+
+SEC("syscall")
+int test_cgroup(struct cg_args *a)
+{
+	struct task_cg *tc;
+	struct cg_sched *c;
+	u32 slot = a->slot;
+
+	if (slot >= 16)
+		return -1;
+	tc = &test_task_cgs[slot];
+	switch (a->op) {
+	case CG_INIT:
+		a->ret = cg_init(a->cgid, a->parent, a->weight, a->level);
+		break;
+	case CG_EXIT:
+		cg_exit(a->cgid);
+		break;
+	case CG_SET_WEIGHT:
+		cg_set_weight(a->cgid, a->weight);
+		break;
+	case CG_ATTACH:
+		cg_attach(tc, a->cgid);
+		break;
+	case CG_ACCOUNT:
+		cg_account(tc, a->weight);
+		break;
+	case CG_TASK_WEIGHT:
+		a->ret = tc->cgid ? cg_task_weight(tc->cgid, a->weight) : a->weight;
+		break;
+	case CG_READ:
+		c = cg_lookup(a->cgid);
+		if (!c)
+			return -2;
+		a->cg = *c;
+		break;
+	case CG_TASK_EXIT:
+		cg_task_exit(tc);
+		break;
+	default:
+		return -1;
+	}
 	return 0;
 }
 

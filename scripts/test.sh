@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: host tests (cargo test: unit, topology fixtures, CLI, BPF mechanisms through
 # BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
-# tests on both kernels (6.12 and 7.3, 8 vCPUs in 2 LLCs), plus smoke + sis with 32 vCPUs in
+# tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), plus smoke + sis with 32 vCPUs in
 # 4 LLCs. Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only]
 # Ends with one line 'N passed, M failed' summing the VM test scripts; exit 1 if anything failed.
@@ -29,17 +29,35 @@ bin="$repo/target/vm-bin/scx_sis"
 mkdir -p "$(dirname "$bin")" && cp target/release/scx_sis "$bin"
 
 pass=0 fail=0
-vm() { # ARGS... for tests/vm/run.sh; adds its 'N passed, M failed' to the totals
-  local out; out=$(mktemp)
-  $SUDO tests/vm/run.sh --bin "$bin" "$@" 2>&1 | tee "$out"
-  local last; last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
-  if [ -z "$last" ]; then fail=$((fail + 1)); else
-    pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
-  rm -f "$out"
+logs=$(mktemp -d)
+# vm NAME ARGS... for tests/vm/run.sh, in the background, output to $logs/NAME. The two kernels
+# boot side by side: each guest is one single-threaded TCG process, one per host core.
+vm() { local name=$1; shift; $SUDO tests/vm/run.sh --bin "$bin" "$@" >"$logs/$name" 2>&1 & }
+# tally NAME...: print each run's output, add its 'N passed, M failed' to the totals
+tally() {
+  local name last
+  for name in "$@"; do
+    cat "$logs/$name"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/$name" | tail -n 1)
+    if [ -z "$last" ]; then fail=$((fail + 1)); else
+      pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
+  done
 }
-vm --kernel all badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness rt pinned gb
+tests8="badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned gb"
+echo "== VM tests, 8 vCPUs, 6.12 and 7.3 side by side: $tests8"
+echo "   (each run's output follows when both are done; meanwhile: tail -f $logs/*)"
+vm v612 --kernel 6.12 $tests8
+vm v73 --kernel 7.3 $tests8
+wait
+tally v612 v73
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants ran above)
-vm --kernel all --cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_RUNS=2 smoke sis
+echo "== VM tests, 32 vCPUs, 6.12 and 7.3 side by side: smoke sis"
+big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_RUNS=2 smoke sis)
+vm b612 --kernel 6.12 "${big[@]}"
+vm b73 --kernel 7.3 "${big[@]}"
+wait
+tally b612 b73
+rm -rf "$logs"
 
 [ $host_rc -eq 0 ] || { echo "host tests failed (cargo test, fmt or clippy)"; fail=$((fail + 1)); }
 echo "$pass passed, $fail failed"

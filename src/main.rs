@@ -216,6 +216,9 @@ impl<'a> Scheduler<'a> {
         if opts.partial {
             ops.flags |= *compat::SCX_OPS_SWITCH_PARTIAL;
         }
+        // cpu.weight is honoured (ops.cgroup_*). The flag exists only up to 7.0 (a no-op since
+        // 6.15, -EINVAL from 7.1): set it only where this kernel's BTF has it.
+        ops.flags |= compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT").unwrap_or(0);
         // a task alone on a CPU outside its group's partition gives way at its slice end and
         // must reach ops.enqueue to move (group.bpf.h)
         if gb_cfg.is_some() {

@@ -15,7 +15,8 @@ use super::workloads::{self, Scale};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
-    /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-fork,fair-sleep), gb-sysbench (one
+    /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-fork,fair-sleep),
+    /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide), gb-sysbench (one
     /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
     /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb").
     /// [default: hackbench,tbench,netperf,schbench; only the --cmd ones if --cmd is given]

@@ -11,6 +11,12 @@
 //!   completed 50 ms sleeps per second (higher is better). The fork loop does at least 5
 //!   (one op can take seconds in a saturated TCG guest), within 4x the window.
 //!
+//! - `cg-weight`, `cg-threads`, `cg-nested`, `cg-wide` (`--suite cgroups`, issue 9): cgroup
+//!   cpu.weight. Pinned to one CPU: 300 vs 100, one hog each (ideal 3); a 4-hog vs a 1-hog
+//!   cgroup of equal weight (ideal 1); a/{x (1 hog), y (2 hogs)} vs b (1 hog), all weight 100
+//!   (ideal shares 1/4, 1/4, 1/2: the metric is the worst share's error in %). Unpinned:
+//!   300 with one hog per CPU vs 100 with two per CPU (ideal 3).
+//!
 //! Each run is `scx_sis __fairness CASE --secs T --warmup W` (a hidden subcommand: the real
 //! workload, measured from /proc), which prints its details and a last line `metric: X`, so
 //! the runner, parsers, tables and JSON of the other suites serve these unchanged. CPU time is a
@@ -25,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::cgroups::CgTree;
 use super::model::{Param, Parser, Suite};
 use super::statistics::Direction;
 use super::workloads::Scale;
@@ -33,6 +40,9 @@ use crate::error::usage_err;
 /// `--suite fairness` expands to these, in this order.
 pub const ALL: &str = "fairness";
 pub const NAMES: &[&str] = &["fair-nice1", "fair-nice8", "fair-spread", "fair-fork", "fair-sleep"];
+/// `--suite cgroups` expands to these.
+pub const ALL_CG: &str = "cgroups";
+pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide"];
 
 /// The line the probe ends with and the suites' regex parser reads.
 pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
@@ -60,7 +70,23 @@ pub enum Case {
     Spread,
     Fork,
     Sleep,
+    CgWeight,
+    CgThreads,
+    CgNested,
+    CgWide,
 }
+
+const CASES: [Case; 9] = [
+    Case::Nice1,
+    Case::Nice8,
+    Case::Spread,
+    Case::Fork,
+    Case::Sleep,
+    Case::CgWeight,
+    Case::CgThreads,
+    Case::CgNested,
+    Case::CgWide,
+];
 
 impl Case {
     pub fn suite_name(self) -> &'static str {
@@ -70,13 +96,18 @@ impl Case {
             Case::Spread => "fair-spread",
             Case::Fork => "fair-fork",
             Case::Sleep => "fair-sleep",
+            Case::CgWeight => "cg-weight",
+            Case::CgThreads => "cg-threads",
+            Case::CgNested => "cg-nested",
+            Case::CgWide => "cg-wide",
         }
     }
     pub fn from_suite(name: &str) -> Option<Case> {
-        [Case::Nice1, Case::Nice8, Case::Spread, Case::Fork, Case::Sleep].into_iter().find(|c| c.suite_name() == name)
+        CASES.into_iter().find(|c| c.suite_name() == name)
     }
     fn arg(self) -> &'static str {
-        &self.suite_name()[5..]
+        let n = self.suite_name();
+        n.strip_prefix("fair-").unwrap_or(n)
     }
 }
 
@@ -154,6 +185,35 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
             Direction::HigherIsBetter,
             (RESPONSIVE_PER_CPU * n).to_string(),
         ),
+        Case::CgWeight => (
+            "cg-weight-one-cpu",
+            "CPU-time ratio of cgroups with cpu.weight 300 and 100, one hog each, one CPU (ideal 3.00)".into(),
+            "ratio",
+            Direction::HigherIsBetter,
+            "1cpu".to_string(),
+        ),
+        Case::CgThreads => (
+            "cg-threads-one-cpu",
+            "CPU-time ratio of a 4-hog and a 1-hog cgroup of equal cpu.weight, one CPU (ideal 1.00)".into(),
+            "ratio",
+            Direction::HigherIsBetter,
+            "1cpu".to_string(),
+        ),
+        Case::CgNested => (
+            "cg-nested-one-cpu",
+            "worst cgroup's share error in %, a/{x: 1 hog, y: 2 hogs} vs b: 1 hog, equal weights, one CPU (ideal 0)"
+                .into(),
+            "%",
+            Direction::LowerIsBetter,
+            "1cpu".to_string(),
+        ),
+        Case::CgWide => (
+            "cg-wide-unpinned",
+            "CPU-time ratio of cgroups with cpu.weight 300 (1 hog per CPU) and 100 (2 hogs per CPU), unpinned (ideal 3.00; rows: hogs)".into(),
+            "ratio",
+            Direction::HigherIsBetter,
+            format!("{n}+{}", 2 * n),
+        ),
     };
     Suite {
         name: case.suite_name().into(),
@@ -183,8 +243,13 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
 /// The suites a --suite entry names: `fairness` = all, `fair-X` = one; None if neither.
 pub fn resolve(name: &str, sc: &Scale) -> Option<Vec<Suite>> {
     let exe = std::env::current_exe().unwrap_or_else(|_| "scx_sis".into());
-    if name == ALL {
-        return Some(NAMES.iter().filter_map(|n| Case::from_suite(n)).map(|c| suite(c, sc, &exe)).collect());
+    let all = match name {
+        ALL => NAMES,
+        ALL_CG => CG_NAMES,
+        _ => &[][..],
+    };
+    if !all.is_empty() {
+        return Some(all.iter().filter_map(|n| Case::from_suite(n)).map(|c| suite(c, sc, &exe)).collect());
     }
     Case::from_suite(name).map(|c| vec![suite(c, sc, &exe)])
 }
@@ -205,6 +270,12 @@ pub fn mean_ratio(a: &[f64], b: &[f64]) -> Option<f64> {
 pub fn worst_dev_pct(xs: &[f64]) -> Option<f64> {
     let m = mean(xs)?;
     (m > 0.0).then(|| xs.iter().map(|x| (x - m).abs()).fold(0.0, f64::max) / m * 100.0)
+}
+
+/// The worst |share / ideal - 1| in %, shares being `xs` over their sum; None if all are 0.
+pub fn worst_share_err_pct(xs: &[f64], ideal: &[f64]) -> Option<f64> {
+    let total: f64 = xs.iter().sum();
+    (total > 0.0).then(|| xs.iter().zip(ideal).map(|(x, i)| (x / total / i - 1.0).abs() * 100.0).fold(0.0, f64::max))
 }
 
 /// Events per second; None for an empty window.
@@ -269,6 +340,8 @@ struct Hog {
     pid: libc::pid_t,
     nice: i32,
     cpu: Option<usize>,
+    /// the cgroup it was moved into (index into the case's cgroups; 0: none)
+    group: usize,
 }
 
 /// The hogs of one run; all are killed and reaped when it is dropped (error paths included).
@@ -307,8 +380,17 @@ impl Hogs {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
         }
-        self.0.push(Hog { pid, nice, cpu });
+        self.0.push(Hog { pid, nice, cpu, group: 0 });
         Ok(())
+    }
+
+    /// Fork a nice-0 hog (pinned to `cpu` if given) and move it into cgroup `dir`, as group
+    /// `group`; it spins in the parent's cgroup until moved, which the warm-up covers.
+    fn spawn_in(&mut self, cpu: Option<usize>, dir: &Path, group: usize) -> Result<()> {
+        self.spawn(0, cpu)?;
+        let h = self.0.last_mut().unwrap();
+        h.group = group;
+        CgTree::enter(dir, h.pid)
     }
 
     /// Run time of every hog (ns), in spawn order; fails if one has died.
@@ -414,6 +496,12 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     }
     let cpus = allowed_cpus()?;
     let n = cpus.len();
+    let one = Some(*cpus.last().unwrap());
+    // declared before the hogs: dropped (rmdir) after they are killed and reaped
+    let mut cgs = match a.case {
+        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide => Some(CgTree::new("scx_sis-fair")?),
+        _ => None,
+    };
     let mut hogs = Hogs::default();
     match a.case {
         Case::Nice1 => {
@@ -429,6 +517,26 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         }
         Case::Spread => (0..SPREAD_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
         Case::Fork | Case::Sleep => (0..RESPONSIVE_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
+        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide => {
+            let t = cgs.as_mut().unwrap();
+            // (cgroup, cpu.weight, hogs, pinned): group i+1 is the i-th entry with hogs
+            let plan: &[(&str, u32, usize, Option<usize>)] = match a.case {
+                Case::CgWeight => &[("a", 300, 1, one), ("b", 100, 1, one)],
+                Case::CgThreads => &[("a", 100, 4, one), ("b", 100, 1, one)],
+                Case::CgNested => &[("a", 100, 0, one), ("a/x", 100, 1, one), ("a/y", 100, 2, one), ("b", 100, 1, one)],
+                _ => &[("a", 300, n, None), ("b", 100, 2 * n, None)],
+            };
+            let mut group = 0;
+            for (rel, weight, k, cpu) in plan {
+                let dir = t.add(rel, *weight)?;
+                if *k > 0 {
+                    group += 1;
+                    for _ in 0..*k {
+                        hogs.spawn_in(*cpu, &dir, group)?;
+                    }
+                }
+            }
+        }
     }
     std::thread::sleep(Duration::from_secs_f64(a.warmup));
     let c0 = hogs.run_ns()?;
@@ -451,16 +559,28 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         let pin = h.cpu.map_or("-".to_string(), |c| c.to_string());
         let l = l.map_or("?".to_string(), |c| c.to_string());
         println!(
-            "hog pid={} nice={} pinned={pin} last_cpu={l} run_ms={m:.1} share={:.3}",
+            "hog pid={} nice={} group={} pinned={pin} last_cpu={l} run_ms={m:.1} share={:.3}",
             h.pid,
             h.nice,
+            h.group,
             m / window / 1e3
         );
     }
     println!("hogs per CPU at the end: {}", per_cpu_counts(&cpus, &last));
     let by_nice =
         |nice: i32| -> Vec<f64> { hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect() };
+    let by_group = |g: usize| -> f64 { hogs.0.iter().zip(&ms).filter(|(h, _)| h.group == g).map(|(_, m)| *m).sum() };
     let metric = match (a.case, loop_result) {
+        (Case::CgWeight | Case::CgThreads | Case::CgWide, _) => {
+            let (g1, g2) = (by_group(1), by_group(2));
+            println!("group run_ms: 1={g1:.1} 2={g2:.1}");
+            (g2 > 0.0).then(|| g1 / g2)
+        }
+        (Case::CgNested, _) => {
+            let g = [by_group(1), by_group(2), by_group(3)];
+            println!("group run_ms: x={:.1} y={:.1} b={:.1}", g[0], g[1], g[2]);
+            worst_share_err_pct(&g, &[0.25, 0.25, 0.5])
+        }
         (Case::Nice1, _) => mean_ratio(&by_nice(0), &by_nice(NICE1_OTHER)),
         (Case::Nice8, _) => mean_ratio(&by_nice(0), &by_nice(NICE8_OTHER)),
         (Case::Spread, _) => worst_dev_pct(&ms),
@@ -501,6 +621,10 @@ mod tests {
         assert_eq!(worst_dev_pct(&[]), None);
         assert_eq!(worst_dev_pct(&[0.0, 0.0]), None);
         assert_eq!(rate(100, 4.0), Some(25.0));
+        // x got 30 of 100 where 25 was due: 20 % off, the worst
+        let e = worst_share_err_pct(&[30.0, 25.0, 45.0], &[0.25, 0.25, 0.5]).unwrap();
+        assert!((e - 20.0).abs() < 1e-9, "{e}");
+        assert_eq!(worst_share_err_pct(&[0.0, 0.0], &[0.5, 0.5]), None);
         assert_eq!(rate(1, 0.0), None);
         // the fork loop: the window, then up to 5 ops, never starting one after 4x the window
         assert!(fork_goes_on(100, 2.9, 3.0));
@@ -557,9 +681,15 @@ mod tests {
         assert_eq!(all.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), NAMES);
         assert_eq!(resolve("fair-fork", &scale(true, None)).unwrap()[0].name, "fair-fork");
         assert!(resolve("hackbench", &scale(true, None)).is_none());
-        for c in NAMES {
+        for c in NAMES.iter().chain(CG_NAMES) {
             assert_eq!(Case::from_suite(c).unwrap().suite_name(), *c);
         }
+        let cg = resolve(ALL_CG, &scale(true, None)).unwrap();
+        assert_eq!(cg.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), CG_NAMES);
+        assert_eq!(cg[3].params[0].label, "8+16");
+        // the probe's case argument is what clap accepts for the variant
+        assert_eq!(cg[1].params[0].command[2], "cg-threads");
+        assert_eq!(suite(Case::Fork, &scale(true, None), exe).params[0].command[2], "fork");
     }
 
     /// The real probe, briefly, on this host (no scheduler needed): it must print a metric line.

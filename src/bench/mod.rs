@@ -16,6 +16,7 @@
 //! - `statistics` (means, Welch's t-test), `model` (what results.json holds), `report` (table,
 //!   CSV, JSON), `plot` (PNG).
 
+pub mod cgroups;
 pub mod cli;
 pub mod executor;
 pub mod fairness;

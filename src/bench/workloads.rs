@@ -26,6 +26,12 @@ pub const BUILTIN: &[&str] = &[
     "fair-spread",
     "fair-fork",
     "fair-sleep",
+    // `cgroups` = every cg-* suite (fairness.rs): cgroup cpu.weight
+    "cgroups",
+    "cg-weight",
+    "cg-threads",
+    "cg-nested",
+    "cg-wide",
     // group balancer (issue 9): sysbench memory, one cgroup per LLC (gbbench.rs)
     "gb-sysbench",
 ];

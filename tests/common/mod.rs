@@ -86,7 +86,7 @@ pub fn topology_of(shape: &Shape) -> Topology {
 
 // The programs' argument structs come from bpf/intf.h through bindgen.
 pub use bpf_intf::{
-    balance_args as BalanceArgs, cpu_args as CpuArgs, ovl_args as OvlArgs, scan_args as ScanArgs,
+    balance_args as BalanceArgs, cg_args as CgArgs, cpu_args as CpuArgs, ovl_args as OvlArgs, scan_args as ScanArgs,
     vtime_args as VtimeArgs, walk_args as WalkArgs,
 };
 use scx_sis::bpf_intf::{cpu_ctx, cpu_sched, llc_ctx};
@@ -249,6 +249,14 @@ impl Sis {
     pub fn vtime(&mut self, mut a: VtimeArgs) -> VtimeArgs {
         assert_eq!(Self::run(&mut self.skel.progs.test_vtime, &mut a), 0);
         a
+    }
+
+    /// One call into cgroup.bpf.h (test task `a.slot`); Err(ret) when the program refused it.
+    pub fn cgroup(&mut self, mut a: CgArgs) -> Result<CgArgs, i32> {
+        match Self::run(&mut self.skel.progs.test_cgroup, &mut a) {
+            0 => Ok(a),
+            ret => Err(ret),
+        }
     }
 
     pub fn balance_pick(&mut self, cpu: usize, now: u64) -> BalanceArgs {

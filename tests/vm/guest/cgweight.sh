@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# cgweight: cgroup cpu.weight (issue 9), scx_sis against EEVDF in the same boot, through
+# `scx_sis bench --suite cgroups` (1 run per case, EEVDF and scx_sis only):
+#  - cg-weight: cgroups of cpu.weight 300 and 100, one hog each, one CPU: scx_sis's CPU-time
+#    ratio within TOL_PCT of 3.00.
+#  - cg-threads: a 4-hog and a 1-hog cgroup of equal weight, one CPU: within TOL_PCT of 1.00.
+#  - cg-nested: a/{x: 1 hog, y: 2 hogs} vs b: 1 hog, equal weights, one CPU: every cgroup's
+#    share within TOL_PCT of its ideal (1/4, 1/4, 1/2).
+#  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned: within WIDE_TOL_PCT
+#    of 3.00, or at least as close as EEVDF in this boot.
+# Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
+# 40 rounds: scx_sis stays attached, clean kernel log.
+# env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+trap cleanup_sched EXIT
+
+TOL_PCT=5
+WIDE_TOL_PCT=10
+secs=${CG_SECS:-3}
+out="$SCX_SIS_OUT/cgweight"
+rm -rf "$out"
+kmsg_mark
+check_eq "state before" "$(sched_state)" disabled
+t0=$(ts)
+"$SCX_SIS" bench --suite cgroups --quick --duration "$secs" --runs 1 --warmup 0 --out "$out" \
+  >"$SCX_SIS_OUT/cgweight.stdout" 2>"$SCX_SIS_OUT/cgweight.stderr"
+rc=$?
+check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
+[ "$rc" = 0 ] || tail -n 25 "$SCX_SIS_OUT/cgweight.stderr" | sed 's/^/  | /'
+check_eq "state after" "$(sched_state)" disabled
+sed 's/^/  | /' "$out/table.txt" 2>/dev/null
+grep -h "group run_ms" "$out"/raw/cg-*/*.txt 2>/dev/null | sed 's/^/  | /'
+
+vals=$(python3 - "$out" <<'EOF2' 2>&1
+import json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "results.json")))
+for x in r["runs"]:
+    if not x["warmup"]:
+        v = x["value"] if x["ok"] and x["value"] is not None else "failed: " + str(x.get("error"))
+        print(x["suite"], x["variant"], v)
+EOF2
+)
+val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$vals"; }
+for s in cg-weight cg-threads cg-nested cg-wide; do
+  for v in EEVDF scx_sis; do
+    [ -n "$(val $s $v)" ] || fail "$s under $v: no number ($(grep "^$s $v " <<<"$vals" | cut -c1-200))"
+  done
+done
+within() { awk -v g="$1" -v r="$2" -v p="$3" 'BEGIN { d = g / r - 1; if (d < 0) d = -d; exit !(r > 0 && g != "" && d * 100 <= p) }'; }
+
+for c in "cg-weight 3.00" "cg-threads 1.00"; do
+  set -- $c
+  e=$(val "$1" EEVDF) x=$(val "$1" scx_sis)
+  check "$1: scx_sis ratio ${x:-?} within ${TOL_PCT}% of $2 (EEVDF ${e:-?})" within "$x" "$2" "$TOL_PCT"
+done
+e=$(val cg-nested EEVDF) x=$(val cg-nested scx_sis)
+check "cg-nested: scx_sis worst share ${x:-?}% off its ideal <= ${TOL_PCT}% (EEVDF ${e:-?}%)" \
+  awk -v g="$x" -v l="$TOL_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }'
+e=$(val cg-wide EEVDF) x=$(val cg-wide scx_sis)
+check "cg-wide: scx_sis ratio ${x:-?} within ${WIDE_TOL_PCT}% of 3.00 or as close as EEVDF's ${e:-?}" \
+  awk -v g="$x" -v e="$e" -v t="$WIDE_TOL_PCT" \
+  'function d(v) { v = v / 3 - 1; return v < 0 ? -v : v } BEGIN { exit !(g != "" && (d(g) * 100 <= t || (e != "" && d(g) <= d(e)))) }'
+
+# ---- churn while attached ----
+# entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)
+nr_cg_state() { bpftool -j map dump name cg_sched_map 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null; }
+if ! start_sched; then fail "attach for the churn"; finish; exit; fi
+seq0=$(enable_seq)
+n0=$(nr_cg_state)
+cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+base="$cg/scx_sis-churn.$$"
+# processes live in leaves only (cgroup v2): "home" is where the hogs go between rounds
+mkdir "$base" && echo +cpu >"$base/cgroup.subtree_control" && mkdir "$base/home"
+sleep 1000 & hog_sleep=$!
+( while :; do :; done ) & hog=$!
+errs=0
+for i in $(seq 1 40); do
+  d="$base/c$i"
+  mkdir "$d" || errs=$((errs + 1))
+  echo $((i * 37 % 9999 + 1)) >"$d/cpu.weight" || errs=$((errs + 1))
+  echo "$hog" >"$d/cgroup.procs" || errs=$((errs + 1))
+  echo "$hog_sleep" >"$d/cgroup.procs" || errs=$((errs + 1))
+  echo $((i % 2 ? 10000 : 1)) >"$d/cpu.weight" || errs=$((errs + 1))
+  echo "$hog" >"$base/home/cgroup.procs" || errs=$((errs + 1))
+  echo "$hog_sleep" >"$base/home/cgroup.procs" || errs=$((errs + 1))
+  rmdir "$d" || errs=$((errs + 1))
+done
+check_eq "cgroup churn: failed operations" "$errs" 0
+check_eq "cgroup state entries after churn (before: ${n0:-?}, +2 for the churn parent and home)" "$(nr_cg_state)" "$((n0 + 2))"
+check_eq "hog alive on scx_sis" "$(on_ext "$hog")" 1
+kill "$hog" "$hog_sleep"; wait "$hog" "$hog_sleep" 2>/dev/null
+rmdir "$base/home" "$base"
+check_eq "cgroup state entries after removing them" "$(nr_cg_state)" "$n0"
+check_eq "still attached after churn" "$(sched_state)/$(enable_seq)" "enabled/$seq0"
+stop_sched
+dmesg_check
+finish
