@@ -426,7 +426,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 * while there is room for it there: ops.enqueue (SCX_OPS_ENQ_LAST when
 	 * it was alone here) moves it in (group.bpf.h).
 	 */
-	if (prev_on && gb_enabled && gb_should_yield(cpu, prev))
+	if (prev_on && gb_enabled && !is_migration_disabled(prev) && gb_should_yield(cpu, prev))
 		prev_on = false;
 
 	/* a slice ended on a busy CPU: even out with a busier one first */

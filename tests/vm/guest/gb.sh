@@ -7,7 +7,8 @@
 #     then allowed every CPU. Each spinner records where it runs (pinned.c's migration trace);
 #     from GB_FROM s on, each group must spend >= 80% of its time in one partition, and the
 #     two partitions must differ (spinners never sleep: only the balancer's slice-end moves
-#     bring them together). The balancer's own report (gb stats) must agree.
+#     bring them together). The balancer's own report (gb stats) must agree, with at most 4
+#     moves in all (hysteresis: no ping-pong).
 #  3. cgroup churn while attached: children (with grandchildren) created, tasks moved in and
 #     between them, deleted; scx_sis stays attached, the kernel log stays clean, and the BPF
 #     group state holds exactly the cgroups that exist (a, b): nothing leaks.
@@ -169,15 +170,17 @@ stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0
 # the balancer's own report (--monitor, the last view while the spinners were busy): a and b in the
 # partitions their traces show, mostly inside them
-read -r rep_a in_a rep_b in_b <<<"$(awk -v P="$P" '
-  $1 == "gb" && $2 == "group" && $3 == P "/a" && $7 > 1 { a = $5; ia = $9 }
-  $1 == "gb" && $2 == "group" && $3 == P "/b" && $7 > 1 { b = $5; ib = $9 }
-  /^\[scx_sis\]/ && a != "" { la = a; lia = ia; lb = b; lib = ib }
-  END { sub("%", "", lia); sub("%", "", lib); print la, lia, lb, lib }' "$MON")"
+read -r rep_a in_a rep_b in_b mv_a mv_b <<<"$(awk -v P="$P" '
+  $1 == "gb" && $2 == "group" && $3 == P "/a" && $7 > 1 { a = $5; ia = $9; ma = $11 }
+  $1 == "gb" && $2 == "group" && $3 == P "/b" && $7 > 1 { b = $5; ib = $9; mb = $11 }
+  /^\[scx_sis\]/ && a != "" { la = a; lia = ia; lb = b; lib = ib; lma = ma; lmb = mb }
+  END { sub("%", "", lia); sub("%", "", lib); print la, lia, lb, lib, lma, lmb }' "$MON")"
 grep -E "gb group|PART-" "$MON" | tail -n 6 | sed 's/^/  | /'
 check_eq "gb stats: groups a, b in the partitions the traces show" "$rep_a $rep_b" "$part_a $part_b"
 check_gt "gb stats: group a in its partition >= 80%" "${in_a:-0}" 79.99
 check_gt "gb stats: group b in its partition >= 80%" "${in_b:-0}" 79.99
+# settled once (a move or two while the spinners start), then no ping-pong over ~100 periods
+check_lt "gb stats: moves of group a + b while busy" "$(( ${mv_a:-99} + ${mv_b:-99} ))" 5
 moves=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(m["gb_move_idle"] + m["gb_move_swap"], sum(len(p["groups"]) for p in m["gb_parts"].values()))' "$JSON")
 read -r rep_moves rep_n <<<"$moves"
 check_gt "gb stats: slice-end moves into the partitions" "${rep_moves:-0}" 0
