@@ -31,6 +31,8 @@ fn invalid_options() {
     assert_usage_error(&["--steal", "maybe"], "steal");
     assert_usage_error(&["--oracle-every", "3"], "oracle-every");
     assert_usage_error(&["--oracle-every", "131072"], "oracle-every");
+    assert_usage_error(&["--balance-every", "0"], "balance-every");
+    assert_usage_error(&["--balance-every", "65"], "balance-every");
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
