@@ -4,7 +4,7 @@
 #  1. SIGKILL of the loader while attached under load: the kernel detaches it (state disabled),
 #     every worker runs on under fair (ext.enabled 0, run time grows), a new scx_sis attaches
 #     right after (enable_seq +1) and takes the workers back.
-#  2. stale overloaded-map bits (bpf/overload.bpf.h, read with bpftool via ovl.py): spinners
+#  2. stale overloaded-map bits (bpf/overload.bpf.h, read with bpftool): spinners
 #     queued on one CPU mark it overloaded; once the waiting ones move away (taskset) or are
 #     killed, its bit clears within OVL_SETTLE_S; at the end overload_sets - overload_clears
 #     equals the bits left set (--stats-out).
@@ -17,14 +17,14 @@
 #     process with the new CPU count.
 # At the end: workers all alive, their longest pause < FAULTS_MAX_GAP_MS, clean kernel log.
 # Known kernel bug on 6.12 tolerated as in hotplug.sh (deadline.c inactive_task_timer WARNING).
-# env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (3), FORK_PARENTS (4),
-#      FORK_CHILDREN (500), HOTPLUG_CPUS ("3 6")
+# env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (15), FORK_PARENTS (4),
+#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6")
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
-settle_s=${OVL_SETTLE_S:-3}
+settle_s=${OVL_SETTLE_S:-15}
 fork_parents=${FORK_PARENTS:-4}
-fork_children=${FORK_CHILDREN:-500}
+fork_children=${FORK_CHILDREN:-250}
 hp_cpus=${HOTPLUG_CPUS:-3 6}
 late=5
 wpid="" spins=()
@@ -75,28 +75,59 @@ sleep 1
 check_eq "workers on sched_ext again" "$(n_ext)" "$NPROC"
 
 # ---- 2. stale overloaded-map bits ----
-ovl_cpus() { python3 "$LIB_DIR/ovl.py"; }
-# ovl_wait CPU SET|CLEAR: wait (up to settle_s) until two samples in a row show CPU's bit so
+# OVL_ORDER: online CPUs in ovl_map order (per LLC, LLCs by first CPU, CPUs ascending =
+# llc_pos; src/topology.rs), one "llc:cpu" each; OVL_NLLC: LLCs
+ovl_layout() {
+  local c l; declare -A id; OVL_ORDER=(); OVL_NLLC=0
+  for c in $(seq 0 $((NPROC - 1))); do
+    [ "$(cat /sys/devices/system/cpu/cpu$c/online 2>/dev/null || echo 1)" = 1 ] || continue
+    l=$(cat /sys/devices/system/cpu/cpu$c/cache/index3/shared_cpu_list)
+    [ -n "${id[$l]:-}" ] || { id[$l]=$OVL_NLLC; OVL_NLLC=$((OVL_NLLC + 1)); }
+    OVL_ORDER+=("${id[$l]}:$c")
+  done
+}
+# ovl_cpus: OVL = the CPUs whose overloaded bit is set, space-separated (bpftool, one exec:
+# under load every exec costs seconds in the TCG guest). Returns 1 if the map cannot be read.
+ovl_cpus() {
+  local j words=() e llc c lines pos key
+  declare -A npos
+  OVL=""
+  j=$(bpftool -j map dump name ovl_map 2>/dev/null) || return 1
+  while [[ $j =~ \"bits\":\ *([0-9]+)(.*) ]]; do words+=("${BASH_REMATCH[1]}"); j=${BASH_REMATCH[2]}; done
+  [ ${#words[@]} -gt 0 ] || return 1
+  lines=$(( ${#words[@]} / OVL_NLLC ))
+  for e in "${OVL_ORDER[@]}"; do
+    llc=${e%%:*} c=${e#*:}; pos=${npos[$llc]:-0}; npos[$llc]=$((pos + 1))
+    key=$((llc * lines + pos / 8))
+    (( (words[key] >> (pos % 8)) & 1 )) && OVL+="$c "
+  done
+  OVL=${OVL% }
+}
+# ovl_wait CPU SET|CLEAR: sample (up to 30 times in OVL_SETTLE_S) until two samples in a row
+# show CPU's bit so; sets WAITED, OVL_N (samples)
 has_cpu() { [[ " $1 " == *" $2 "* ]]; }
 ovl_wait() {
-  local cpu=$1 want=$2 t0 ok=0 s
-  t0=$(ts)
-  while [ $(( $(now_ms) - $(ts_ms "$t0") )) -lt $((settle_s * 1000)) ]; do
-    s=$(ovl_cpus)
-    if [ "$want" = SET ] && has_cpu "$s" "$cpu"; then ok=$((ok + 1))
-    elif [ "$want" = CLEAR ] && ! has_cpu "$s" "$cpu" && [[ $s != error* ]]; then ok=$((ok + 1))
+  local cpu=$1 want=$2 t0 ok=0
+  t0=$(ts); OVL_N=0
+  while [ $OVL_N -lt 30 ] && [ $(( $(now_ms) - $(ts_ms "$t0") )) -lt $((settle_s * 1000)) ]; do
+    OVL_N=$((OVL_N + 1))
+    if ! ovl_cpus; then OVL="(unreadable)"; ok=0
+    elif [ "$want" = SET ] && has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
+    elif [ "$want" = CLEAR ] && ! has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
     else ok=0; fi
-    [ $ok -ge 2 ] && { OVL_LAST=$s; WAITED=$(since "$t0"); return 0; }
+    [ $ok -ge 2 ] && { WAITED=$(since "$t0"); return 0; }
     snooze 0.1
   done
-  OVL_LAST=$s; WAITED=$(since "$t0"); return 1
+  WAITED=$(since "$t0"); return 1
 }
+ovl_layout
+log "ovl_map layout (llc:cpu): ${OVL_ORDER[*]}"
 spin_on() { taskset -c "$1" bash -c 'while :; do :; done' & spins+=($!); }
 for c in 2 6; do
   spins=()
   for i in 1 2 3 4; do spin_on "$c"; done
-  if ovl_wait "$c" SET; then pass "cpu$c with 4 spinners pinned is marked overloaded (map: $OVL_LAST)"
-  else fail "cpu$c with 4 spinners pinned not marked overloaded in ${settle_s}s (map: '$OVL_LAST')"; fi
+  if ovl_wait "$c" SET; then pass "cpu$c with 4 spinners pinned is marked overloaded in ${WAITED}s, $OVL_N samples (map: $OVL)"
+  else fail "cpu$c with 4 spinners pinned not marked overloaded in ${WAITED}s, $OVL_N samples (map: '$OVL')"; fi
   if [ "$c" = 2 ]; then
     # affinity change: the 3 waiting spinners leave for CPUs of the other LLC, one each
     for i in 1 2 3; do taskset -p -c $((3 + i)) "${spins[$i]}" >/dev/null; done
@@ -106,13 +137,13 @@ for c in 2 6; do
     kill -9 "${spins[@]:1}"; wait "${spins[@]:1}" 2>/dev/null
     how="3 of them killed"
   fi
-  if ovl_wait "$c" CLEAR; then pass "cpu$c bit clear ${WAITED}s after $how (map: '$OVL_LAST')"
-  else fail "cpu$c bit still set ${settle_s}s after $how (map: '$OVL_LAST')"; fi
+  if ovl_wait "$c" CLEAR; then pass "cpu$c bit clear ${WAITED}s after $how ($OVL_N samples, map: '$OVL')"
+  else fail "cpu$c bit still set ${WAITED}s after $how ($OVL_N samples, map: '$OVL')"; fi
   kill -9 "${spins[@]}" 2>/dev/null; wait "${spins[@]}" 2>/dev/null
 done
 spins=()
-if ovl_wait 2 CLEAR && ovl_wait 6 CLEAR; then pass "spinners gone: cpus 2 and 6 clear (map: '$OVL_LAST')"
-else fail "spinners gone, map still '$OVL_LAST'"; fi
+if ovl_wait 2 CLEAR && ovl_wait 6 CLEAR; then pass "spinners gone: cpus 2 and 6 clear (map: '$OVL')"
+else fail "spinners gone, map still '$OVL'"; fi
 
 # ---- 3. fork storm ----
 seq1=$(enable_seq)
