@@ -104,17 +104,18 @@ ovl_cpus() {
   OVL=${OVL% }
 }
 # ovl_wait CPU SET|CLEAR: sample (up to 30 times in OVL_SETTLE_S) until two samples in a row
-# show CPU's bit so; sets WAITED, OVL_N (samples)
+# show CPU's bit so; sets WAITED, OVL_N (samples), OVL_HIST (each sample's CPUs, '|'-separated)
 has_cpu() { [[ " $1 " == *" $2 "* ]]; }
 ovl_wait() {
   local cpu=$1 want=$2 t0 ok=0
-  t0=$(ts); OVL_N=0
+  t0=$(ts); OVL_N=0 OVL_HIST=""
   while [ $OVL_N -lt 30 ] && [ $(( $(now_ms) - $(ts_ms "$t0") )) -lt $((settle_s * 1000)) ]; do
     OVL_N=$((OVL_N + 1))
     if ! ovl_cpus; then OVL="(unreadable)"; ok=0
     elif [ "$want" = SET ] && has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
     elif [ "$want" = CLEAR ] && ! has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
     else ok=0; fi
+    OVL_HIST+="${OVL_HIST:+|}$OVL"
     [ $ok -ge 2 ] && { WAITED=$(since "$t0"); return 0; }
     snooze 0.1
   done
@@ -126,8 +127,8 @@ spin_on() { taskset -c "$1" bash -c 'while :; do :; done' & spins+=($!); }
 for c in 2 6; do
   spins=()
   for i in 1 2 3 4; do spin_on "$c"; done
-  if ovl_wait "$c" SET; then pass "cpu$c with 4 spinners pinned is marked overloaded in ${WAITED}s, $OVL_N samples (map: $OVL)"
-  else fail "cpu$c with 4 spinners pinned not marked overloaded in ${WAITED}s, $OVL_N samples (map: '$OVL')"; fi
+  if ovl_wait "$c" SET; then pass "cpu$c with 4 spinners pinned is marked overloaded in ${WAITED}s, samples: '$OVL_HIST'"
+  else fail "cpu$c with 4 spinners pinned not marked overloaded in ${WAITED}s, samples: '$OVL_HIST'"; fi
   if [ "$c" = 2 ]; then
     # affinity change: the 3 waiting spinners leave for CPUs of the other LLC, one each
     for i in 1 2 3; do taskset -p -c $((3 + i)) "${spins[$i]}" >/dev/null; done
@@ -137,8 +138,8 @@ for c in 2 6; do
     kill -9 "${spins[@]:1}"; wait "${spins[@]:1}" 2>/dev/null
     how="3 of them killed"
   fi
-  if ovl_wait "$c" CLEAR; then pass "cpu$c bit clear ${WAITED}s after $how ($OVL_N samples, map: '$OVL')"
-  else fail "cpu$c bit still set ${WAITED}s after $how ($OVL_N samples, map: '$OVL')"; fi
+  if ovl_wait "$c" CLEAR; then pass "cpu$c bit clear ${WAITED}s after $how (samples: '$OVL_HIST')"
+  else fail "cpu$c bit still set ${WAITED}s after $how (samples: '$OVL_HIST')"; fi
   kill -9 "${spins[@]}" 2>/dev/null; wait "${spins[@]}" 2>/dev/null
 done
 spins=()
