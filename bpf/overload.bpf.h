@@ -66,10 +66,13 @@ static __always_inline void overload_clear(s32 cpu)
 
 	if (steal_mode == STEAL_OFF || !t || !(w = ovl_word(t->llc, t->llc_pos)))
 		return;
-	if (READ_ONCE(*w) & ovl_bit(t->llc_pos)) {
-		__sync_fetch_and_and(w, ~ovl_bit(t->llc_pos));
+	/*
+	 * A stealer clears its victim's bit (steal.bpf.h) while the victim may
+	 * clear it too: count only the clear that took the bit.
+	 */
+	if ((READ_ONCE(*w) & ovl_bit(t->llc_pos)) &&
+	    (__sync_fetch_and_and(w, ~ovl_bit(t->llc_pos)) & ovl_bit(t->llc_pos)))
 		stat_inc(STAT_OVERLOAD_CLEAR);
-	}
 }
 
 /* Record @cpu as overloaded or not from its DSQ's waiting count. */

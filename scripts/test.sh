@@ -43,7 +43,7 @@ tally() {
       pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
   done
 }
-tests8="badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned gb"
+tests8="badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned gb faults soak"
 echo "== VM tests, 8 vCPUs, 6.12 and 7.3 side by side: $tests8"
 echo "   (each run's output follows when both are done; meanwhile: tail -f $logs/*)"
 vm v612 --kernel 6.12 $tests8

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# faults: scx_sis under faults (issue 11). A progress-counting workload (progress.c, one worker
+# per CPU, 20% duty) runs throughout; every phase asserts numbers or states:
+#  1. SIGKILL of the loader while attached under load: the kernel detaches it (state disabled),
+#     every worker runs on under fair (ext.enabled 0, run time grows), a new scx_sis attaches
+#     right after (enable_seq +1) and takes the workers back.
+#  2. stale overloaded-map bits (bpf/overload.bpf.h, read with bpftool): spinners
+#     queued on one CPU mark it overloaded; once the waiting ones move away (taskset) or are
+#     killed, its bit clears within OVL_SETTLE_S; at the end overload_sets - overload_clears
+#     equals the bits left set (--stats-out).
+#  3. fork storm: FORK_PARENTS python parents fork FORK_CHILDREN short children each without
+#     waiting, and stress-ng --fork / --vfork with a fixed op count: every child reaped with
+#     its exit code, ops complete, scheduler still attached (enable_seq unchanged).
+#  4. CPU hotplug: scx_sis started with cpu5 offline ("7 CPUs"); cpu5 comes online: restart
+#     ("8 CPUs") and a spinner pinned to cpu5 runs there under scx_sis; then CPUs of both LLCs
+#     go offline and online one by one (HOTPLUG_CPUS): each step is one restart of the same
+#     process with the new CPU count.
+# At the end: workers all alive, their longest pause < FAULTS_MAX_GAP_MS, clean kernel log.
+# Known kernel bug on 6.12 tolerated as in hotplug.sh (deadline.c inactive_task_timer WARNING).
+# env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (15), FORK_PARENTS (4),
+#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6")
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
+settle_s=${OVL_SETTLE_S:-15}
+fork_parents=${FORK_PARENTS:-4}
+fork_children=${FORK_CHILDREN:-250}
+hp_cpus=${HOTPLUG_CPUS:-3 6}
+late=5
+wpid="" spins=()
+online() { echo "$2" > "/sys/devices/system/cpu/cpu$1/online"; }
+cleanup() {
+  cleanup_sched
+  [ ${#spins[@]} -gt 0 ] && kill -9 "${spins[@]}" 2>/dev/null
+  [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null
+  for c in $late $hp_cpus; do online "$c" 1 2>/dev/null; done
+}
+trap cleanup EXIT
+kmsg_mark
+
+if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
+pidfile="$SCX_SIS_OUT/faults-progress.pids"; rm -f "$pidfile"
+"$PROGRESS_BIN" "$NPROC" "$pidfile" 2000 8000 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
+wpid=$!
+for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+workers=$(cat "$pidfile")
+check_eq "progress workers started" "$(wc -l <"$pidfile")" "$NPROC"
+# n_ext: how many workers the sched_ext class runs
+n_ext() { local p n=0; for p in $workers; do [ "$(on_ext "$p")" = 1 ] && n=$((n + 1)); done; echo $n; }
+# runtimes: RT[pid] = each worker's run time (ms) now
+declare -A RT
+runtimes() { local p; for p in $workers; do proc_runtime_ms "$p"; RT[$p]=$RUNTIME_MS; done; }
+
+# ---- 1. SIGKILL of the loader ----
+start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
+seq0=$(enable_seq)
+sleep 1
+check_eq "workers on sched_ext before the SIGKILL" "$(n_ext)" "$NPROC"
+killed=$SCHED_PID
+kill -9 "$killed"
+if wait_state disabled "$DETACH_TMO"; then pass "kernel detached the SIGKILLed loader in ${WAITED}s"
+else fail "state $(sched_state) ${WAITED}s after SIGKILL"; fi
+wait "$killed"; check_eq "loader exit status" "$?" 137
+SCHED_PID=""
+check_eq "workers on sched_ext after the SIGKILL" "$(n_ext)" 0
+runtimes; declare -A RT0; for p in $workers; do RT0[$p]=${RT[$p]}; done
+sleep 1; runtimes
+ran=0; for p in $workers; do [ "${RT[$p]}" -gt $(( ${RT0[$p]} + 20 )) ] && ran=$((ran + 1)); done
+check_eq "workers that ran > 20 ms in 1 s under fair" "$ran" "$NPROC"
+JSON="$SCX_SIS_OUT/faults-ovl.json"; rm -f "$JSON"
+if start_sched --stats-out "$JSON"; then pass "a new scx_sis attached right after (${ATTACH_S}s)"
+else fail "no new scx_sis after the SIGKILL"; finish; exit 1; fi
+check_eq "enable_seq after the SIGKILL and the new attach" "$(enable_seq)" "$((seq0 + 1))"
+sleep 1
+check_eq "workers on sched_ext again" "$(n_ext)" "$NPROC"
+
+# ---- 2. stale overloaded-map bits ----
+# OVL_ORDER: online CPUs in ovl_map order (per LLC, LLCs by first CPU, CPUs ascending =
+# llc_pos; src/topology.rs), one "llc:cpu" each; OVL_NLLC: LLCs
+ovl_layout() {
+  local c l; declare -A id; OVL_ORDER=(); OVL_NLLC=0
+  for c in $(seq 0 $((NPROC - 1))); do
+    [ "$(cat /sys/devices/system/cpu/cpu$c/online 2>/dev/null || echo 1)" = 1 ] || continue
+    l=$(cat /sys/devices/system/cpu/cpu$c/cache/index3/shared_cpu_list)
+    [ -n "${id[$l]:-}" ] || { id[$l]=$OVL_NLLC; OVL_NLLC=$((OVL_NLLC + 1)); }
+    OVL_ORDER+=("${id[$l]}:$c")
+  done
+}
+# ovl_cpus: OVL = the CPUs whose overloaded bit is set, space-separated (bpftool, one exec:
+# under load every exec costs seconds in the TCG guest). Returns 1 if the map cannot be read.
+ovl_cpus() {
+  local j words=() e llc c lines pos key
+  declare -A npos
+  OVL=""
+  j=$(bpftool -j map dump name ovl_map 2>/dev/null) || return 1
+  while [[ $j =~ \"bits\":\ *([0-9]+)(.*) ]]; do words+=("${BASH_REMATCH[1]}"); j=${BASH_REMATCH[2]}; done
+  [ ${#words[@]} -gt 0 ] || return 1
+  lines=$(( ${#words[@]} / OVL_NLLC ))
+  for e in "${OVL_ORDER[@]}"; do
+    llc=${e%%:*} c=${e#*:}; pos=${npos[$llc]:-0}; npos[$llc]=$((pos + 1))
+    key=$((llc * lines + pos / 8))
+    (( (words[key] >> (pos % 8)) & 1 )) && OVL+="$c "
+  done
+  OVL=${OVL% }
+}
+# ovl_wait CPU SET|CLEAR: sample (up to 30 times in OVL_SETTLE_S) until two samples in a row
+# show CPU's bit so; sets WAITED, OVL_N (samples), OVL_HIST (each sample's CPUs, '|'-separated)
+has_cpu() { [[ " $1 " == *" $2 "* ]]; }
+ovl_wait() {
+  local cpu=$1 want=$2 t0 ok=0
+  t0=$(ts); OVL_N=0 OVL_HIST=""
+  while [ $OVL_N -lt 30 ] && [ $(( $(now_ms) - $(ts_ms "$t0") )) -lt $((settle_s * 1000)) ]; do
+    OVL_N=$((OVL_N + 1))
+    if ! ovl_cpus; then OVL="(unreadable)"; ok=0
+    elif [ "$want" = SET ] && has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
+    elif [ "$want" = CLEAR ] && ! has_cpu "$OVL" "$cpu"; then ok=$((ok + 1))
+    else ok=0; fi
+    OVL_HIST+="${OVL_HIST:+|}$OVL"
+    [ $ok -ge 2 ] && { WAITED=$(since "$t0"); return 0; }
+    snooze 0.1
+  done
+  WAITED=$(since "$t0"); return 1
+}
+ovl_layout
+log "ovl_map layout (llc:cpu): ${OVL_ORDER[*]}"
+spin_on() { taskset -c "$1" bash -c 'while :; do :; done' & spins+=($!); }
+for c in 2 6; do
+  spins=()
+  for i in 1 2 3 4; do spin_on "$c"; done
+  if ovl_wait "$c" SET; then pass "cpu$c with 4 spinners pinned is marked overloaded in ${WAITED}s, samples: '$OVL_HIST'"
+  else fail "cpu$c with 4 spinners pinned not marked overloaded in ${WAITED}s, samples: '$OVL_HIST'"; fi
+  if [ "$c" = 2 ]; then
+    # affinity change: the 3 waiting spinners leave for CPUs of the other LLC, one each
+    for i in 1 2 3; do taskset -p -c $((3 + i)) "${spins[$i]}" >/dev/null; done
+    how="3 of them moved to cpus 4-6 (taskset)"
+  else
+    # dequeue by exit: kill 3, one stays running
+    kill -9 "${spins[@]:1}"; wait "${spins[@]:1}" 2>/dev/null
+    how="3 of them killed"
+  fi
+  if ovl_wait "$c" CLEAR; then pass "cpu$c bit clear ${WAITED}s after $how (samples: '$OVL_HIST')"
+  else fail "cpu$c bit still set ${WAITED}s after $how (samples: '$OVL_HIST')"; fi
+  kill -9 "${spins[@]}" 2>/dev/null; wait "${spins[@]}" 2>/dev/null
+done
+spins=()
+if ovl_wait 2 CLEAR && ovl_wait 6 CLEAR; then pass "spinners gone: cpus 2 and 6 clear (map: '$OVL')"
+else fail "spinners gone, map still '$OVL'"; fi
+
+# ---- 3. fork storm ----
+seq1=$(enable_seq)
+t0=$(ts)
+reaped=$(python3 - "$fork_parents" "$fork_children" <<'EOF'
+import os, sys, time
+parents, children = int(sys.argv[1]), int(sys.argv[2])
+def storm():
+    pids = []
+    for i in range(children):
+        p = os.fork()
+        if p == 0:
+            t = time.monotonic() + 0.001 * (i % 5)
+            while time.monotonic() < t:
+                pass
+            os._exit(7)
+        pids.append(p)
+    ok = sum(1 for p in pids if os.waitpid(p, 0)[1] == 7 << 8)
+    os._exit(0 if ok == children else 1)
+ps = []
+for _ in range(parents):
+    p = os.fork()
+    if p == 0:
+        storm()
+    ps.append(p)
+print(sum(1 for p in ps if os.waitpid(p, 0)[1] == 0) * children)
+EOF
+)
+check_eq "fork storm: children reaped with their exit code (in $(since "$t0")s)" "$reaped" "$((fork_parents * fork_children))"
+fops=$((fork_children * fork_parents / 2))
+t0=$(ts)
+stress-ng --fork 4 --fork-ops "$fops" --vfork 4 --vfork-ops "$fops" --metrics-brief --temp-path /tmp \
+  >"$SCX_SIS_OUT/faults-fork.out" 2>&1
+check_eq "stress-ng fork+vfork exit code (in $(since "$t0")s)" "$?" 0
+for s in fork vfork; do
+  ops=$(awk -v s="$s" '{ for (i = 1; i < NF; i++) if ($i == s && $(i + 1) ~ /^[0-9]+$/) { print $(i + 1); exit } }' "$SCX_SIS_OUT/faults-fork.out")
+  check "stress-ng $s: ${ops:-no} ops of $fops" test "${ops:-0}" -ge "$fops"
+done
+check_eq "after the fork storm: state/enable_seq" "$(sched_state)/$(enable_seq)" "enabled/$seq1"
+check "after the fork storm: the same scx_sis" kill -0 "$SCHED_PID"
+stop_sched INT || fail "no clean detach after the fork storm"
+check_eq "exit code" "$SCHED_RC" 0
+sets=$(stat_of "$JSON" overload_sets) clears=$(stat_of "$JSON" overload_clears) left=$(stat_of "$JSON" overloaded)
+check_eq "overload_sets - overload_clears ($sets - $clears) = bits left set" "$((sets - clears))" "${left:-?}"
+
+# ---- 4. CPU hotplug ----
+# restart_to N DESC: wait for enable_seq to reach N with state enabled, same process
+restart_to() {
+  local i
+  for i in $(seq 1200); do [ "$(enable_seq)" -ge "$1" ] && [ "$(sched_state)" = enabled ] && break; snooze 0.1; done
+  check_eq "$2: scx_sis attached again (enable_seq)" "$(enable_seq)" "$1"
+  check "$2: the same scx_sis process" kill -0 "$SCHED_PID"
+}
+online "$late" 0 || fail "cpu$late offline"
+want_cpus=("$((NPROC - 1)) CPUs")
+start_sched || { fail "no attach with cpu$late offline"; finish; exit 1; }
+seq2=$(enable_seq)
+online "$late" 1 || fail "cpu$late online"
+restart_to $((seq2 + 1)) "cpu$late online (offline at start)"
+want_cpus+=("$NPROC CPUs")
+spin_on "$late"; sp=${spins[0]}
+snooze 1
+proc_runtime_ms "$sp"; r0=$RUNTIME_MS
+snooze 1
+proc_runtime_ms "$sp"; proc_stat "$sp"
+check_eq "spinner pinned to cpu$late: on sched_ext / last CPU" "$(on_ext "$sp")/${STAT[36]}" "1/$late"
+check_gt "spinner pinned to cpu$late: ms run in 1 s" "$((RUNTIME_MS - r0))" 300
+kill -9 "$sp"; wait "$sp" 2>/dev/null; spins=()
+n=$NPROC s=$((seq2 + 1))
+for c in $hp_cpus; do
+  online "$c" 0 || fail "cpu$c offline"; n=$((n - 1)); s=$((s + 1))
+  restart_to "$s" "cpu$c offline"; want_cpus+=("$n CPUs")
+done
+for c in $hp_cpus; do
+  online "$c" 1 || fail "cpu$c online"; n=$((n + 1)); s=$((s + 1))
+  restart_to "$s" "cpu$c online"; want_cpus+=("$n CPUs")
+done
+got=$(grep -o '[0-9]* CPUs, ' "$SCHED_OUT" | sed 's/, $//' | paste -sd,)
+check_eq "topology per (re)start" "$got" "$(IFS=,; echo "${want_cpus[*]}")"
+check_eq "restarts logged" "$(grep -c 'restarting (CPU hotplug)' "$SCHED_OUT")" "$((${#want_cpus[@]} - 1))"
+sleep 1
+check_eq "workers on sched_ext after the hotplug steps" "$(n_ext)" "$NPROC"
+stop_sched INT || fail "no clean detach after hotplug"
+check_eq "exit code" "$SCHED_RC" 0
+
+alive=0; for p in $workers; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+check_eq "workers alive at the end" "$alive" "$NPROC"
+kill -TERM "$wpid"; wait "$wpid"; wpid=""
+summary=$(head -n 1 "$SCX_SIS_OUT/faults-progress.out")
+log "workload: $summary"
+gap=$(echo "$summary" | sed -n 's/.*max_gap_ms=\([0-9.]*\).*/\1/p')
+if [ -n "$gap" ]; then check_lt "workload max progress gap ms" "$gap" "$max_gap_ms"
+else fail "no max_gap_ms from the workload: $(cat "$SCX_SIS_OUT/faults-progress.out")"; fi
+
+# hotplug exits are expected; anything else is not
+DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\)|unregistered from the main kernel\))|Kernel panic|segfault|general protection'
+case "$(uname -r)" in
+  6.12.*) DMESG_KNOWN='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/sched/deadline\.c:[0-9]+ inactive_task_timer' ;;
+esac
+dmesg_check
+finish

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# soak: scx_sis attached for SOAK_SECS under a mixed load (issue 11): stress-ng cpu + fork +
+# affinity churn, a hackbench loop, cgroup churn (create, move tasks in and out, change
+# cpu.weight, delete; processes in leaf cgroups only), and a progress-counting workload
+# (progress.c, one worker per CPU, 20% duty) as the stall checker. Asserts: scx_sis attached
+# the whole time with enable_seq unchanged, no worker paused > SOAK_MAX_GAP_MS, every worker
+# alive, stress-ng exit 0, every hackbench run OK, no failed cgroup operation, exit 0, clean
+# kernel log.
+# Long mode (opt-in, CI does not set it): SOAK_CYCLES=N then attaches/detaches scx_sis N times
+# under stress-ng with the same progress checker (the `hotswap` test does 20 in CI): every cycle
+# clean, enable_seq +N, no pause > SOAK_MAX_GAP_MS, every worker alive.
+# env: SCX_SIS (required), SOAK_SECS (120), SOAK_MAX_GAP_MS (1000), SOAK_CYCLES (0),
+#      SOAK_HOLD (1 s attached per cycle)
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+secs=${SOAK_SECS:-120}
+max_gap_ms=${SOAK_MAX_GAP_MS:-1000}
+cycles=${SOAK_CYCLES:-0}
+hold=${SOAK_HOLD:-1}
+wpid="" bg=() base=""
+cleanup() {
+  cleanup_sched
+  [ ${#bg[@]} -gt 0 ] && kill -9 "${bg[@]}" 2>/dev/null
+  [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null
+  [ -n "$base" ] && [ -d "$base" ] && { rmdir "$base"/c* "$base/home" "$base" 2>/dev/null; }
+}
+trap cleanup EXIT
+kmsg_mark
+if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
+
+# progress_start NAME / progress_check NAME: the stall checker around a phase
+progress_start() {
+  PIDFILE="$SCX_SIS_OUT/soak-$1.pids"; POUT="$SCX_SIS_OUT/soak-$1-progress.out"; rm -f "$PIDFILE"
+  "$PROGRESS_BIN" "$NPROC" "$PIDFILE" 2000 8000 >"$POUT" 2>&1 &
+  wpid=$!
+  for i in $(seq 100); do [ -s "$PIDFILE" ] && break; sleep 0.1; done
+  check_eq "$1: progress workers started" "$(wc -l <"$PIDFILE" 2>/dev/null)" "$NPROC"
+}
+progress_check() {
+  local alive=0 p gap summary
+  for p in $(cat "$PIDFILE"); do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+  check_eq "$1: progress workers alive" "$alive" "$NPROC"
+  kill -TERM "$wpid"; wait "$wpid"; wpid=""
+  summary=$(head -n 1 "$POUT")
+  log "$1: workload: $summary"
+  gap=$(echo "$summary" | sed -n 's/.*max_gap_ms=\([0-9.]*\).*/\1/p')
+  if [ -n "$gap" ]; then check_lt "$1: workload max progress gap ms" "$gap" "$max_gap_ms"
+  else fail "$1: no max_gap_ms from the workload: $(cat "$POUT")"; fi
+}
+
+# ---- mixed soak ----
+progress_start soak
+start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
+seq0=$(enable_seq)
+log "load for ${secs}s: stress-ng -c 2 -f 2 --affinity 2, hackbench loop, cgroup churn"
+stress-ng -c 2 -f 2 --affinity 2 --timeout "${secs}s" --metrics-brief --temp-path /tmp \
+  >"$SCX_SIS_OUT/soak-stress-ng.out" 2>&1 &
+spid=$!
+( hb_ok=0 hb_bad=0; end=$(( $(now_ms) + secs * 1000 ))
+  while [ "$(now_ms)" -lt "$end" ]; do
+    if hackbench -g 2 -f 10 -l 100 >/dev/null 2>&1; then hb_ok=$((hb_ok + 1)); else hb_bad=$((hb_bad + 1)); fi
+  done
+  echo "$hb_ok $hb_bad" >"$SCX_SIS_OUT/soak-hackbench.count" ) &
+hbpid=$!
+
+cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+base="$cg/scx_sis-soak.$$"
+mkdir "$base" && echo +cpu >"$base/cgroup.subtree_control" && mkdir "$base/home" || fail "cgroup setup under $cg"
+# the churned tasks: a spinner and a sleeper-waker (short sleeps), in leaf cgroups only
+( while :; do :; done ) & bg+=($!)
+( while :; do snooze 0.005; done ) & bg+=($!)
+errs=0 rounds=0 end=$(( $(now_ms) + secs * 1000 ))
+while [ "$(now_ms)" -lt "$end" ]; do
+  rounds=$((rounds + 1)); d="$base/c$rounds"
+  mkdir "$d" || errs=$((errs + 1))
+  echo $((rounds * 37 % 9999 + 1)) >"$d/cpu.weight" || errs=$((errs + 1))
+  for p in "${bg[@]}"; do echo "$p" >"$d/cgroup.procs" || errs=$((errs + 1)); done
+  snooze 0.2
+  echo $((rounds % 2 ? 10000 : 1)) >"$d/cpu.weight" || errs=$((errs + 1))
+  snooze 0.2
+  for p in "${bg[@]}"; do echo "$p" >"$base/home/cgroup.procs" || errs=$((errs + 1)); done
+  rmdir "$d" || errs=$((errs + 1))
+  snooze 0.1
+done
+check_eq "cgroup churn: failed operations in $rounds rounds" "$errs" 0
+check_gt "cgroup churn rounds" "$rounds" 10
+wait "$spid"; src=$?
+check_eq "stress-ng exit code" "$src" 0
+[ "$src" = 0 ] || tail -n 15 "$SCX_SIS_OUT/soak-stress-ng.out" | sed 's/^/  | /'
+wait "$hbpid"
+read -r hb_ok hb_bad <"$SCX_SIS_OUT/soak-hackbench.count"
+check_eq "hackbench runs failed (of $((hb_ok + hb_bad)))" "$hb_bad" 0
+check_gt "hackbench runs" "$hb_ok" 0
+alive=0; for p in "${bg[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+check_eq "churned tasks alive" "$alive" "${#bg[@]}"
+check_eq "churned spinner on sched_ext" "$(on_ext "${bg[0]}")" 1
+kill -9 "${bg[@]}"; wait "${bg[@]}" 2>/dev/null; bg=()
+rmdir "$base/home" "$base" || fail "cgroup cleanup"; base=""
+check_eq "after ${secs}s: state/enable_seq" "$(sched_state)/$(enable_seq)" "enabled/$seq0"
+check "after ${secs}s: the same scx_sis" kill -0 "$SCHED_PID"
+progress_check soak
+stop_sched INT || fail "no clean detach after the soak"
+check_eq "exit code" "$SCHED_RC" 0
+[ "$SCHED_RC" = 0 ] || tail -n 20 "$SCHED_OUT" | sed 's/^/  | /'
+
+# ---- long mode: attach/detach cycles under stress-ng ----
+if [ "$cycles" -gt 0 ]; then
+  progress_start cycles
+  stress-ng -c "$NPROC" --cpu-load 50 --timeout 0 -q --temp-path /tmp & bg+=($!)
+  seq1=$(enable_seq) ok=0 t_all=$(ts)
+  for c in $(seq "$cycles"); do
+    if ! start_sched; then fail "cycle $c: attach failed"; cleanup_sched; break; fi
+    sleep "$hold"
+    if ! stop_sched INT; then fail "cycle $c: detach failed (state $(sched_state))"; break; fi
+    if [ "$SCHED_RC" != 0 ]; then fail "cycle $c: exit code $SCHED_RC"; tail -n 10 "$SCHED_OUT" | sed 's/^/  | /'; break; fi
+    ok=$((ok + 1))
+    log "cycle $c/$cycles: attach ${ATTACH_S}s detach ${DETACH_S}s"
+  done
+  check_eq "clean attach/detach cycles under stress-ng" "$ok" "$cycles"
+  check_eq "enable_seq growth" "$(( $(enable_seq) - seq1 ))" "$cycles"
+  note "cycles took $(since "$t_all")s"
+  check "stress-ng alive through the cycles" kill -0 "${bg[0]}"
+  kill -TERM "${bg[@]}"; wait "${bg[@]}" 2>/dev/null; bg=()
+  progress_check cycles
+fi
+dmesg_check
+finish
