@@ -19,7 +19,7 @@
 # Known kernel bug on 6.12 tolerated as in hotplug.sh: 6.12.117 subtracts the fair server's
 # deadline bandwidth twice while sched_ext is being switched off for a hotplug and the CPU goes
 # down ('dl_rq->running_bw > old' WARNING in kernel/sched/deadline.c, from inactive_task_timer
-# or, seen here once in 2 runs, task_non_contending <- dl_server_stop <- sched_cpu_dying on the
+# or, in each of 3 runs of this test on 6.12, task_non_contending <- dl_server_stop <- sched_cpu_dying on the
 # dying CPU's migration thread). BPF code cannot reach that accounting; 7.3 never showed it.
 # env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (15), FORK_PARENTS (4),
 #      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6")
