@@ -65,21 +65,24 @@ hbpid=$!
 
 cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 base="$cg/scx_sis-soak.$$"
-mkdir "$base" && echo +cpu >"$base/cgroup.subtree_control" && mkdir "$base/home" || fail "cgroup setup under $cg"
+# cpu.weight needs the cpu controller enabled from the root down
+{ grep -qw cpu "$cg/cgroup.subtree_control" || echo +cpu >"$cg/cgroup.subtree_control"; } &&
+  mkdir "$base" && echo +cpu >"$base/cgroup.subtree_control" && mkdir "$base/home" || fail "cgroup setup under $cg"
+churn_err() { errs=$((errs + 1)); [ "$errs" -le 3 ] && log "cgroup churn round $rounds: $1 failed"; }
 # the churned tasks: a spinner and a sleeper-waker (short sleeps), in leaf cgroups only
 ( while :; do :; done ) & bg+=($!)
 ( while :; do snooze 0.005; done ) & bg+=($!)
 errs=0 rounds=0 end=$(( $(now_ms) + secs * 1000 ))
 while [ "$(now_ms)" -lt "$end" ]; do
   rounds=$((rounds + 1)); d="$base/c$rounds"
-  mkdir "$d" || errs=$((errs + 1))
-  echo $((rounds * 37 % 9999 + 1)) >"$d/cpu.weight" || errs=$((errs + 1))
-  for p in "${bg[@]}"; do echo "$p" >"$d/cgroup.procs" || errs=$((errs + 1)); done
+  mkdir "$d" || churn_err "mkdir $d"
+  echo $((rounds * 37 % 9999 + 1)) >"$d/cpu.weight" || churn_err "cpu.weight"
+  for p in "${bg[@]}"; do echo "$p" >"$d/cgroup.procs" || churn_err "move $p in"; done
   snooze 0.2
-  echo $((rounds % 2 ? 10000 : 1)) >"$d/cpu.weight" || errs=$((errs + 1))
+  echo $((rounds % 2 ? 10000 : 1)) >"$d/cpu.weight" || churn_err "cpu.weight change"
   snooze 0.2
-  for p in "${bg[@]}"; do echo "$p" >"$base/home/cgroup.procs" || errs=$((errs + 1)); done
-  rmdir "$d" || errs=$((errs + 1))
+  for p in "${bg[@]}"; do echo "$p" >"$base/home/cgroup.procs" || churn_err "move $p out"; done
+  rmdir "$d" || churn_err "rmdir $d"
   snooze 0.1
 done
 check_eq "cgroup churn: failed operations in $rounds rounds" "$errs" 0
