@@ -474,10 +474,11 @@ static __always_inline void reconcile_busy(s32 cpu)
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
+	u64 now = scx_bpf_now();
 
 	reconcile_busy(cpu);
-	gb_charge_curr(p, cpu, scx_bpf_now(), false);
-	steal_tick(cpu, scx_bpf_now(), slice_ns);
+	gb_charge_curr(p, cpu, now, false);
+	steal_tick(cpu, now, slice_ns);
 }
 
 void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
@@ -494,10 +495,11 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now = scx_bpf_now();
 	u32 weight;
 
 	reconcile_busy(cpu);
-	gb_running(p, cpu, scx_bpf_now());
+	gb_running(p, cpu, now);
 	if (!tctx)
 		return;
 	weight = task_weight(p, tctx);
@@ -507,19 +509,20 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	 * changes as its cgroup's other tasks come and go.
 	 */
 	load_account(&tctx->ts, cpu, weight);
-	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, scx_bpf_now());
+	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, now);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now = scx_bpf_now();
 
-	gb_charge_curr(p, cpu, scx_bpf_now(), true);
+	gb_charge_curr(p, cpu, now, true);
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight(p, tctx),
-					  scx_bpf_now(), scx_bpf_dsq_nr_queued(cpu) <= 0);
+					  now, scx_bpf_dsq_nr_queued(cpu) <= 0);
 }
 
 void BPF_STRUCT_OPS(sis_quiescent, struct task_struct *p, u64 deq_flags)
@@ -538,9 +541,9 @@ void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
 
 	if (!tctx || tctx->ts.load_cpu < 0)
 		return;
+	/* p->scx.weight is @weight already */
 	cg_account(&tctx->cg, weight);
-	load_account(&tctx->ts, tctx->ts.load_cpu,
-		     tctx->cg.cgid ? cg_task_weight(tctx->cg.cgid, weight) : weight);
+	load_account(&tctx->ts, tctx->ts.load_cpu, task_weight(p, tctx));
 }
 
 /*

@@ -66,7 +66,9 @@ __noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, int rank)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (++wk->seen > STEAL_SCAN_TASKS)
 			break;
-		if (!can_steal(p, cpu) || !balance_may_move(task_load_weight(p), gap))
+		/* any task may go when stealing for an idle CPU: no weight lookup then */
+		if (!can_steal(p, cpu) ||
+		    (gap != BAL_GAP_ANY && !balance_may_move(task_load_weight(p), gap)))
 			continue;
 		if (rank && gb_steal_rank(p, cpu, victim) < rank)
 			continue;
