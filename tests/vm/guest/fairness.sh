@@ -5,10 +5,12 @@
 #  - fair-nice1: nice 0 vs nice 5 pinned to one CPU: scx_sis's CPU-time ratio within
 #    NICE1_TOL_PCT of NICE1_IDEAL (the kernel's weights, 1024/335).
 #  - fair-nice8: nproc nice-0 + nproc nice-10 hogs unpinned: scx_sis's ratio within
-#    NICE8_TOL_PCT of EEVDF's from this very run, or closer to the kernel's own ratio
-#    (NICE8_IDEAL = 1024/110, one of each per CPU) but not past it by more than NICE8_TOL_PCT:
-#    EEVDF's own ratio varies from boot to boot (4.3-9.1 seen), and beating it toward the
-#    weights is no failure.
+#    NICE8_TOL_PCT of EEVDF's from this very run or of the kernel's own ratio (NICE8_IDEAL =
+#    1024/110, one of each per CPU), whichever is lower, and not past the higher of the two by
+#    more than NICE8_TOL_PCT: EEVDF's own ratio varies from boot to boot (4.3-10.0 seen, on
+#    both sides of the ideal), and being as close to the weights as EEVDF may be is no failure
+#    (CI once saw 8.70 against EEVDF's 10.01, 93% of the ideal). A scheduler that ignores nice
+#    gets 1-3 and fails.
 #  - fair-spread: 3 hogs per CPU forked by one parent, measured 4 s after a 1 s warm-up: no hog's CPU time further than
 #    SPREAD_MAX_PCT from the mean.
 #  - fair-fork / fair-sleep: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
@@ -80,9 +82,10 @@ check "fair-nice1: scx_sis ratio ${x:-?} within ${NICE1_TOL_PCT}% of $NICE1_IDEA
 
 e=$(val fair-nice8 EEVDF) x=$(val fair-nice8 scx_sis)
 note "EEVDF mean nice 0 / nice 10 over $NPROC+$NPROC unpinned hogs = ${e:-?}"
-check "fair-nice8: scx_sis ratio ${x:-?} >= $((100 - NICE8_TOL_PCT))% of EEVDF's ${e:-?} ($(pct "$x" "$e")%) and <= ideal $NICE8_IDEAL + ${NICE8_TOL_PCT}%" \
+check "fair-nice8: scx_sis ratio ${x:-?} within ${NICE8_TOL_PCT}% of [min, max] of EEVDF's ${e:-?} ($(pct "$x" "$e")%) and the ideal $NICE8_IDEAL" \
   awk -v g="$x" -v r="$e" -v i="$NICE8_IDEAL" -v t="$NICE8_TOL_PCT" \
-  'BEGIN { exit !(g != "" && r > 0 && g + 0 >= (1 - t / 100) * r && g + 0 <= (1 + t / 100) * i) }'
+  'BEGIN { lo = r < i ? r : i; hi = r > i ? r : i
+    exit !(g != "" && r > 0 && g + 0 >= (1 - t / 100) * lo && g + 0 <= (1 + t / 100) * hi) }'
 
 e=$(val fair-spread EEVDF) x=$(val fair-spread scx_sis)
 note "EEVDF worst hog off the mean with 3 hogs per CPU = ${e:-?}%"
