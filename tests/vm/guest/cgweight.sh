@@ -34,22 +34,9 @@ check_eq "state after" "$(sched_state)" disabled
 sed 's/^/  | /' "$out/table.txt" 2>/dev/null
 grep -h "group run_ms" "$out"/raw/cg-*/*.txt 2>/dev/null | sed 's/^/  | /'
 
-vals=$(python3 - "$out" <<'EOF2' 2>&1
-import json, os, sys
-r = json.load(open(os.path.join(sys.argv[1], "results.json")))
-for x in r["runs"]:
-    if not x["warmup"]:
-        v = x["value"] if x["ok"] and x["value"] is not None else "failed: " + str(x.get("error"))
-        print(x["suite"], x["variant"], v)
-EOF2
-)
-val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$vals"; }
-for s in cg-weight cg-threads cg-nested cg-wide; do
-  for v in EEVDF scx_sis; do
-    [ -n "$(val $s $v)" ] || fail "$s under $v: no number ($(grep "^$s $v " <<<"$vals" | cut -c1-200))"
-  done
-done
-within() { awk -v g="$1" -v r="$2" -v p="$3" 'BEGIN { d = g / r - 1; if (d < 0) d = -d; exit !(r > 0 && g != "" && d * 100 <= p) }'; }
+bench_vals "$out"
+log_placements
+require_vals cg-weight cg-threads cg-nested cg-wide
 
 for c in "cg-weight 3.00" "cg-threads 1.00"; do
   set -- $c

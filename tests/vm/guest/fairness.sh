@@ -48,33 +48,9 @@ check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
 check_eq "state after" "$(sched_state)" disabled
 sed 's/^/  | /' "$out/table.txt" 2>/dev/null
 
-# One python3 for the whole readout (every exec is slow in the guest): 'SUITE VARIANT VALUE'
-# per measured run (VALUE 'failed: why' for a failed one), then where the hogs ended per run.
-vals=$(python3 - "$out" <<'EOF2' 2>&1
-import glob, json, os, sys
-r = json.load(open(os.path.join(sys.argv[1], "results.json")))
-for x in r["runs"]:
-    if not x["warmup"]:
-        v = x["value"] if x["ok"] and x["value"] is not None else "failed: " + str(x.get("error"))
-        print(x["suite"], x["variant"], v)
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "raw", "fair-*", "*.txt"))):
-    for l in open(f):
-        if l.startswith("hogs per CPU"):
-            print("placement", os.path.basename(os.path.dirname(f)), os.path.basename(f)[:-4], l.strip())
-EOF2
-)
-grep '^placement ' <<<"$vals" | while read -r _ s run rest; do log "$s $run: $rest"; done
-# val SUITE VARIANT: the number, or empty if the run failed or is missing
-val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$vals"; }
-for s in fair-nice1 fair-nice8 fair-spread fair-fork fair-sleep; do
-  for v in EEVDF scx_sis; do
-    [ -n "$(val $s $v)" ] || fail "$s under $v: no number ($(grep "^$s $v " <<<"$vals" | cut -c1-200))"
-  done
-done
-# within GOT REF PCT: |GOT/REF - 1| <= PCT %
-within() { awk -v g="$1" -v r="$2" -v p="$3" 'BEGIN { d = g / r - 1; if (d < 0) d = -d; exit !(r > 0 && g != "" && d * 100 <= p) }'; }
-# pct GOT REF: GOT in % of REF
-pct() { awk -v g="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.0f", 100 * g / r; else print "?" }'; }
+bench_vals "$out"
+log_placements
+require_vals fair-nice1 fair-nice8 fair-spread fair-fork fair-sleep
 
 e=$(val fair-nice1 EEVDF) x=$(val fair-nice1 scx_sis)
 note "EEVDF nice 0 : nice 5 on one CPU = ${e:-?} (ideal $NICE1_IDEAL$(within "$e" "$NICE1_IDEAL" "$NICE1_TOL_PCT" && echo ", within ${NICE1_TOL_PCT}%" || echo ", NOT within ${NICE1_TOL_PCT}%"))"

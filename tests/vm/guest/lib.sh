@@ -211,3 +211,40 @@ proc_runtime_ms() {
   { while read -r k c v; do [ "$k" = se.sum_exec_runtime ] && { RUNTIME_MS=${v%.*}; return 0; }; done < "/proc/$1/sched"; } 2>/dev/null
   return 1
 }
+
+# ---- `scx_sis bench` results (fairness, cgweight) ----
+# bench_vals DIR: one python3 for the whole readout (every exec is slow in the guest): 'SUITE
+# VARIANT VALUE' per measured run (VALUE 'failed: why' for a failed one), then 'placement SUITE
+# RUN hogs per CPU ...' for each run that printed where its hogs ended. Goes into $BENCH_VALS.
+bench_vals() {
+  BENCH_VALS=$(python3 - "$1" <<'EOF2' 2>&1
+import glob, json, os, sys
+r = json.load(open(os.path.join(sys.argv[1], "results.json")))
+for x in r["runs"]:
+    if not x["warmup"]:
+        v = x["value"] if x["ok"] and x["value"] is not None else "failed: " + str(x.get("error"))
+        print(x["suite"], x["variant"], v)
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "raw", "*", "*.txt"))):
+    for l in open(f):
+        if l.startswith("hogs per CPU"):
+            print("placement", os.path.basename(os.path.dirname(f)), os.path.basename(f)[:-4], l.strip())
+EOF2
+)
+}
+# val SUITE VARIANT: the number from $BENCH_VALS, or empty if the run failed or is missing
+val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$BENCH_VALS"; }
+# require_vals SUITE...: a FAIL for each suite without a number under EEVDF or scx_sis
+require_vals() {
+  local s v
+  for s in "$@"; do
+    for v in EEVDF scx_sis; do
+      [ -n "$(val "$s" $v)" ] || fail "$s under $v: no number ($(grep "^$s $v " <<<"$BENCH_VALS" | cut -c1-200))"
+    done
+  done
+}
+# log_placements: where the hogs ended, per run
+log_placements() { grep '^placement ' <<<"$BENCH_VALS" | while read -r _ s run rest; do log "$s $run: $rest"; done; }
+# within GOT REF PCT: |GOT/REF - 1| <= PCT %
+within() { awk -v g="$1" -v r="$2" -v p="$3" 'BEGIN { d = g / r - 1; if (d < 0) d = -d; exit !(r > 0 && g != "" && d * 100 <= p) }'; }
+# pct GOT REF: GOT in % of REF
+pct() { awk -v g="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.0f", 100 * g / r; else print "?" }'; }
