@@ -63,9 +63,17 @@ pub fn parse_partitions(spec: &str, topo: &Topology) -> std::result::Result<Vec<
     Ok(parts)
 }
 
-/// The default partitions: one per LLC.
-pub fn default_partitions(topo: &Topology) -> Vec<Vec<usize>> {
-    topo.llcs.iter().take(MAX_PARTS).map(|l| l.cpus.clone()).collect()
+/// The default partitions: one per LLC; Err (one line) on a machine with more LLCs than the
+/// BPF side has partitions (GB_MAX_PARTS), where `--partitions` must say how to group them.
+pub fn default_partitions(topo: &Topology) -> std::result::Result<Vec<Vec<usize>>, String> {
+    if topo.llcs.len() > MAX_PARTS {
+        return Err(format!(
+            "group balancer: this machine has {} LLCs, more than GB_MAX_PARTS = {MAX_PARTS} partitions (one per \
+             LLC by default); give --partitions",
+            topo.llcs.len()
+        ));
+    }
+    Ok(topo.llcs.iter().map(|l| l.cpus.clone()).collect())
 }
 
 /// The cgroup id of a cgroup2 directory: its inode number (the kernel's `cgrp->kn->id`).
@@ -102,10 +110,8 @@ impl Config {
         period_ms: u64,
         topo: &Topology,
     ) -> Result<Option<Config>> {
-        let parts = match partitions {
-            Some(s) => parse_partitions(s, topo).map_err(usage_err)?,
-            None => default_partitions(topo),
-        };
+        // checked even when no group is given
+        let given = partitions.map(|s| parse_partitions(s, topo).map_err(usage_err)).transpose()?;
         let mut optin: Vec<(u64, u32, PathBuf)> = Vec::new();
         for (paths, opt) in [(cgroups, bpf_intf::gb_consts_GB_OPT_CGROUP), (parents, bpf_intf::gb_consts_GB_OPT_PARENT)]
         {
@@ -131,6 +137,10 @@ impl Config {
         if optin.is_empty() {
             return Ok(None);
         }
+        let parts = match given {
+            Some(p) => p,
+            None => default_partitions(topo).map_err(usage_err)?,
+        };
         Ok(Some(Config { parts, optin, period: Duration::from_millis(period_ms) }))
     }
 
@@ -497,6 +507,13 @@ impl Balancer {
             let v = gb_group { part: p as i32, __pad: 0 };
             // EXIST: a group deleted meanwhile (cgroup removed) must not come back
             if group_map.update(&id.to_ne_bytes(), bytes(&v), MapFlags::EXIST).is_ok() {
+                log::debug!(
+                    "group balancer: {} ({:.2} CPUs) -> partition {p} ({}), was {}",
+                    self.names.get(id).map_or_else(|| format!("cgroup {id}"), |n| n.clone()),
+                    g.load,
+                    cpulist(&self.cfg.parts[p]),
+                    g.part.map_or_else(|| "none".to_string(), |q| q.to_string())
+                );
                 if g.part.is_some() {
                     g.moves += 1;
                 }

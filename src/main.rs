@@ -11,10 +11,11 @@ use clap::Parser;
 use crossbeam::channel::TryRecvError;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
-use log::{info, warn};
+use log::{debug, info, warn};
 use scx_stats::prelude::*;
 use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
+use scx_sis::access::{self, Group};
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
 use scx_sis::control::{self, Pending, Request};
@@ -28,6 +29,15 @@ use scx_sis::stats::{self, Counters, Metrics, Samples};
 use scx_sis::topology::{self, Topology};
 
 const SCHEDULER_NAME: &str = "scx_sis";
+
+/// The dump lives in one BPF array value, which the kernel caps near 4 MiB (KMALLOC_MAX_SIZE).
+const MAX_EXIT_DUMP_LEN: i64 = 2 << 20;
+
+/// `--version`: "0.1.0 (git 42b0f7f, x86_64-unknown-linux-gnu)"; the hash ends in "-dirty" when
+/// built from a tree with uncommitted changes, and is "unknown" outside git (build.rs).
+fn version() -> String {
+    format!("{} (git {}, {})", env!("CARGO_PKG_VERSION"), env!("SCX_SIS_GIT"), env!("SCX_SIS_TARGET"))
+}
 
 /// scx_sis: a sched_ext scheduler built from mainline proposals: the SIS_CORE idle filter,
 /// fail-prone scans, overloaded-CPU stealing and streamlined wakeup paths.
@@ -119,6 +129,22 @@ struct Opts {
     #[arg(long, value_name = "FILE")]
     stats_out: Option<std::path::PathBuf>,
 
+    /// Let members of GROUP read the statistics (--monitor, scx_sis top, scxtop): the stats
+    /// socket gets this group and mode 0660 instead of 0600 (root only). Its directories must
+    /// be searchable by the group (the default 0755 is).
+    #[arg(long, value_name = "GROUP", value_parser = access::parse_group)]
+    stats_group: Option<Group>,
+
+    /// Bytes of the kernel's debug dump kept when it ejects scx_sis (watchdog, runtime error),
+    /// printed with the exit reason; 0 = the kernel's default (32 KiB).
+    #[arg(long, value_name = "BYTES", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=MAX_EXIT_DUMP_LEN))]
+    exit_dump_len: u32,
+
+    /// The stats socket to serve, and for --monitor to read (tests; scxtop and scx_sis top read
+    /// the default).
+    #[arg(long, value_name = "PATH", default_value = access::STATS_SOCKET, hide = true)]
+    stats_socket: std::path::PathBuf,
+
     /// Describe every statistics field and exit.
     #[arg(long)]
     help_stats: bool,
@@ -127,7 +153,7 @@ struct Opts {
     #[arg(short, long)]
     verbose: bool,
 
-    /// Print version and exit.
+    /// Print the version, git commit and build target, and exit.
     #[arg(short = 'V', long)]
     version: bool,
 
@@ -192,10 +218,22 @@ struct Scheduler<'a> {
 impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let topo = Topology::discover().context("discovering the CPU topology")?;
+        // a machine beyond what the BPF side is built for: refused, not truncated
+        topo.check_limits().map_err(usage_err)?;
         // bad group balancer options fail here, before anything is loaded or logged
         let gb_cfg =
             group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
+        debug!("{} possible CPU ids, {} online", topo.nr_cpu_ids, scx_sis::llc_stats::cpulist(&topo.cpu_ids()));
+        for l in &topo.llcs {
+            debug!(
+                "LLC {}: CPUs {} ({} cores), node {}",
+                l.id,
+                scx_sis::llc_stats::cpulist(&l.cpus),
+                l.nr_cores,
+                l.node
+            );
+        }
         if gb_cfg.is_none() && opts.partitions.is_some() {
             warn!("{SCHEDULER_NAME}: --partitions without --gb-cgroup / --gb-parent: no group balancer");
         }
@@ -205,6 +243,7 @@ impl<'a> Scheduler<'a> {
             scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
 
         let layout = Layout::of(&topo);
+        debug!("BPF layout: {layout:?}; map sizes {:?}", layout.map_sizes());
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
         rodata.builtin_idle = !opts.no_builtin_idle;
@@ -221,6 +260,8 @@ impl<'a> Scheduler<'a> {
         group::size_maps(skel.open_object_mut(), &topo)?;
 
         let ops = skel.struct_ops.sis_ops_mut();
+        // 0: the kernel's default; scx_ops_load! sizes the dump buffer from it (uei_set_size!)
+        ops.exit_dump_len = opts.exit_dump_len;
         ops.flags = 0;
         if !opts.no_builtin_idle {
             ops.flags |= *compat::SCX_OPS_KEEP_BUILTIN_IDLE;
@@ -230,12 +271,34 @@ impl<'a> Scheduler<'a> {
         }
         // cpu.weight is honoured (ops.cgroup_*). The flag exists only up to 7.0 (a no-op since
         // 6.15, -EINVAL from 7.1): set it only where this kernel's BTF has it.
-        ops.flags |= compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT").unwrap_or(0);
+        let cg_weight = compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT").ok();
+        ops.flags |= cg_weight.unwrap_or(0);
         // a task alone on a CPU outside its group's partition gives way at its slice end and
         // must reach ops.enqueue to move (group.bpf.h)
         if gb_cfg.is_some() {
             ops.flags |= *compat::SCX_OPS_ENQ_LAST;
         }
+        debug!(
+            "ops.flags {:#x}: KEEP_BUILTIN_IDLE {}, SWITCH_PARTIAL {}, HAS_CGROUP_WEIGHT {}, ENQ_LAST {}; \
+             exit_dump_len {}",
+            ops.flags,
+            !opts.no_builtin_idle,
+            opts.partial,
+            match cg_weight {
+                Some(_) => "set (in this kernel's BTF)",
+                None => "not in this kernel's BTF (6.15+ honours cpu.weight without it)",
+            },
+            gb_cfg.is_some(),
+            if opts.exit_dump_len == 0 { "kernel default".to_string() } else { opts.exit_dump_len.to_string() }
+        );
+        debug!(
+            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, gb_enabled {}",
+            !opts.no_builtin_idle,
+            !opts.no_balance,
+            opts.balance_every,
+            !opts.no_preempt,
+            gb_cfg.is_some()
+        );
 
         // SCX_SIS_VERIFIER_STATS=1: print each program's verifier statistics (load cost)
         if std::env::var_os("SCX_SIS_VERIFIER_STATS").is_some() {
@@ -269,7 +332,7 @@ impl<'a> Scheduler<'a> {
                 e
             }
         })?);
-        let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        let stats_server = stats::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
             "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",
             knobs.summary(),
@@ -377,12 +440,36 @@ impl<'a> Scheduler<'a> {
             }
         }
         let _ = self.struct_ops.take();
-        // the maps outlive the detach: the totals are final now
+        // the exit reason and the kernel's dump first, whole: nothing after may hide them
+        let uei = uei_report!(&self.skel, uei);
+        let written = self.write_stats_out();
+        match uei {
+            Ok(u) => written.map(|_| u),
+            // the ejection is the error to report; a failed --stats-out only beside it
+            Err(e) => {
+                if let Err(w) = written {
+                    warn!("{w:#}");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// --stats-out: the maps outlive the detach, so the totals are final now.
+    fn write_stats_out(&self) -> Result<()> {
         if let Some(path) = &self.stats_out {
             let json = serde_json::to_string_pretty(&self.metrics()?)?;
             std::fs::write(path, json + "\n").with_context(|| format!("writing --stats-out {}", path.display()))?;
         }
-        uei_report!(&self.skel, uei)
+        Ok(())
+    }
+}
+
+fn libbpf_to_log(level: libbpf_rs::PrintLevel, msg: String) {
+    let msg = msg.trim_end();
+    match level {
+        libbpf_rs::PrintLevel::Warn => warn!("{msg}"),
+        _ => debug!("{msg}"),
     }
 }
 
@@ -392,6 +479,11 @@ fn init_log(verbose: bool) -> Result<()> {
         .set_location_level(simplelog::LevelFilter::Off)
         .set_target_level(simplelog::LevelFilter::Off)
         .set_thread_level(simplelog::LevelFilter::Off);
+    // libbpf's own output through the logger: its warnings always, the rest (info, debug) with -v
+    libbpf_rs::set_print(Some((
+        if verbose { libbpf_rs::PrintLevel::Debug } else { libbpf_rs::PrintLevel::Warn },
+        libbpf_to_log,
+    )));
     simplelog::TermLogger::init(
         if verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info },
         cfg.build(),
@@ -408,7 +500,7 @@ fn init_log(verbose: bool) -> Result<()> {
 
 fn run(opts: Opts) -> Result<()> {
     if opts.version {
-        println!("{SCHEDULER_NAME} {}", env!("CARGO_PKG_VERSION"));
+        println!("{SCHEDULER_NAME} {}", version());
         return Ok(());
     }
     if opts.help_stats {
@@ -416,6 +508,7 @@ fn run(opts: Opts) -> Result<()> {
         return Ok(());
     }
     init_log(opts.verbose)?;
+    debug!("{SCHEDULER_NAME} {}", version());
 
     match &opts.cmd {
         #[cfg(feature = "bench")]
@@ -434,10 +527,11 @@ fn run(opts: Opts) -> Result<()> {
     ctrlc::set_handler(move || sd.store(true, Ordering::Relaxed)).context("setting the signal handler")?;
 
     if let Some(intv) = opts.monitor {
-        return stats::monitor(Duration::from_secs_f64(intv), shutdown);
+        return stats::monitor(&opts.stats_socket, Duration::from_secs_f64(intv), &shutdown);
     }
 
     preflight()?;
+    debug!("preflight: sched_ext state {}, running as root", scx_sis::preflight::state());
 
     let (_ctl_server, ctl) = control::serve(std::path::Path::new(control::CTL_PATH))?;
     let mut knobs = Knobs {
@@ -453,9 +547,9 @@ fn run(opts: Opts) -> Result<()> {
         let mut sched = Scheduler::init(&opts, knobs, &mut open_object)?;
         // started once the server is up, so it never polls an absent socket
         if let Some(intv) = stats_thread.take() {
-            let sd = shutdown.clone();
+            let (sd, path) = (shutdown.clone(), opts.stats_socket.clone());
             std::thread::spawn(move || {
-                if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), sd) {
+                if let Err(e) = stats::monitor(&path, Duration::from_secs_f64(intv), &sd) {
                     warn!("stats monitor: {e:#}");
                 }
             });

@@ -4,16 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use log::{debug, info, warn};
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
+use crate::access::{self, ConnectError, Group};
 use crate::bpf_intf::*;
+use crate::error::usage_err;
 use crate::group::{GbPartMetrics, GbSample};
 use crate::knobs::KnobName;
 
@@ -446,19 +449,107 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         .add_ops("top", StatsOps { open, close: None })
 }
 
-/// Prints the running scheduler's stats every `intv` until `shutdown`.
-pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
-    scx_utils::monitor_stats::<Metrics>(
-        &[],
-        intv,
-        || shutdown.load(Ordering::Relaxed),
-        |metrics| metrics.format(&mut std::io::stdout()),
-    )
+/// Launches the stats server on `path`: root only, or readable by `group` (access.rs).
+pub fn launch_server(path: &Path, group: Option<&Group>) -> Result<StatsServer<(), Metrics>> {
+    // the directories as any scx scheduler makes them; the socket's own mode decides access
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    // bound as 0600 already: no moment in which anyone could connect before the chmod below
+    // (umask is per process; no other thread creates files now)
+    let old = unsafe { libc::umask(0o177) };
+    let server = StatsServer::new(server_data()).set_path(path).launch();
+    unsafe { libc::umask(old) };
+    let server = server?;
+    access::restrict(path, group).with_context(|| format!("setting the access of {}", path.display()))?;
+    match group {
+        Some(g) => {
+            debug!("stats socket {}: mode 0660, group {} ({})", path.display(), g.name, g.gid);
+            if let Some(d) = access::unsearchable_dir(path, g.gid) {
+                warn!(
+                    "--stats-group {}: {} is not searchable by the group, so it cannot reach {} (chmod o+x or g+x it)",
+                    g.name,
+                    d.display(),
+                    path.display()
+                );
+            }
+        }
+        None => debug!("stats socket {}: mode 0600 (root only; --stats-group opens it to a group)", path.display()),
+    }
+    Ok(server)
+}
+
+/// Prints the stats of the scheduler serving `path` every `intv` until `shutdown`. Waits while
+/// no scx_sis runs (as scx_utils::monitor_stats does); a socket it may not read is a usage error
+/// (exit 2), not a wait.
+pub fn monitor(path: &Path, intv: Duration, shutdown: &AtomicBool) -> Result<()> {
+    let mut failed = 0u32;
+    while !shutdown.load(Ordering::Relaxed) {
+        let mut client = match StatsClient::new().set_path(path).connect(None) {
+            Ok(c) => c,
+            Err(e) => match access::classify(path, &e) {
+                ConnectError::Denied(msg) => return Err(usage_err(msg)),
+                ConnectError::NotRunning(msg) => {
+                    // quiet for a scheduler that is just starting or restarting
+                    if failed == 1 {
+                        info!("{msg} - retrying");
+                    }
+                    failed += 1;
+                    std::thread::sleep(Duration::from_secs(1));
+                    continue;
+                }
+                ConnectError::Other(msg) => anyhow::bail!(msg),
+            },
+        };
+        failed = 0;
+        while !shutdown.load(Ordering::Relaxed) {
+            match client.request::<Metrics>("stats", vec![]) {
+                Ok(m) => m.format(&mut std::io::stdout())?,
+                Err(e) => {
+                    info!("stats connection lost ({e}) - reconnecting");
+                    std::thread::sleep(Duration::from_secs(1));
+                    break;
+                }
+            }
+            std::thread::sleep(intv);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The served socket is 0600 root's, or 0660 with --stats-group's group, from its bind on.
+    #[test]
+    fn server_socket_access() {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("scx/root/stats");
+        let server = launch_server(&p, None).unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        assert!(md.file_type().is_socket());
+        assert_eq!(md.mode() & 0o7777, 0o600);
+        drop(server);
+
+        // our own group: allowed without root too
+        let gid = unsafe { libc::getegid() };
+        let g = Group { name: "mine".into(), gid };
+        let server = launch_server(&p, Some(&g)).unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!((md.mode() & 0o7777, md.gid()), (0o660, gid));
+        // and it serves: a request is answered from the loader's side of the channels
+        let (res_ch, req_ch) = server.channels();
+        std::thread::spawn(move || {
+            while req_ch.recv().is_ok() {
+                let _ = res_ch.send(Metrics { nr_cpus: 3, ..Default::default() });
+            }
+        });
+        let mut c = StatsClient::new().set_path(&p).connect(Some(5000)).unwrap();
+        let m: Metrics = c.request("stats", vec![]).unwrap();
+        assert_eq!(m.nr_cpus, 3);
+    }
 
     #[test]
     fn derived_rates() {

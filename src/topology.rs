@@ -206,6 +206,46 @@ impl Topology {
         self.llcs.iter().map(|l| l.cpus.len()).max().unwrap_or(1)
     }
 
+    /// Online CPU ids, ascending.
+    pub fn cpu_ids(&self) -> Vec<usize> {
+        self.cpus.iter().map(|c| c.id).collect()
+    }
+
+    /// Err(why, one line) when the machine exceeds a bound the BPF side is compiled with
+    /// (bpf/intf.h): its LLC scans stop at SIS_MAX_LLC_CPUS and a core's siblings array holds
+    /// SIS_MAX_SMT, so a bigger machine would be scheduled wrongly, not refused, without this.
+    pub fn check_limits(&self) -> std::result::Result<(), String> {
+        use crate::bpf_intf::{
+            sis_consts_SIS_MAX_CPUS as MAX_CPUS, sis_consts_SIS_MAX_LLC_CPUS as MAX_LLC_CPUS,
+            sis_consts_SIS_MAX_SMT as MAX_SMT,
+        };
+        let built = "scx_sis is built for at most";
+        if self.nr_cpu_ids > MAX_CPUS as usize {
+            return Err(format!(
+                "this machine has {} possible CPU ids; {built} SIS_MAX_CPUS = {MAX_CPUS} (bpf/intf.h)",
+                self.nr_cpu_ids
+            ));
+        }
+        if let Some(l) = self.llcs.iter().find(|l| l.cpus.len() > MAX_LLC_CPUS as usize) {
+            return Err(format!(
+                "this machine has an LLC of {} CPUs (LLC {}: CPUs {}); {built} SIS_MAX_LLC_CPUS = {MAX_LLC_CPUS} \
+                 per LLC (bpf/intf.h)",
+                l.cpus.len(),
+                l.id,
+                crate::llc_stats::cpulist(&l.cpus)
+            ));
+        }
+        if let Some(c) = self.cpus.iter().find(|c| c.siblings.len() > MAX_SMT as usize) {
+            return Err(format!(
+                "this machine has a core of {} hardware threads (CPUs {}); {built} SIS_MAX_SMT = {MAX_SMT} \
+                 (bpf/intf.h)",
+                c.siblings.len(),
+                crate::llc_stats::cpulist(&c.siblings)
+            ));
+        }
+        Ok(())
+    }
+
     pub fn cpu(&self, id: usize) -> Option<&Cpu> {
         self.cpus.iter().find(|c| c.id == id)
     }
@@ -241,6 +281,7 @@ pub fn write_maps(
         t.llc = cpu.llc as u32;
         t.llc_pos = cpu.llc_pos as u32;
         t.node = cpu.node as u32;
+        // check_limits refuses more siblings than the array holds; the bound keeps this safe anyway
         let n = cpu.siblings.len().min(bpf_intf::sis_consts_SIS_MAX_SMT as usize);
         t.nr_siblings = n as u32;
         for (i, s) in cpu.siblings[..n].iter().enumerate() {

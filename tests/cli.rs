@@ -1,10 +1,30 @@
 //! CLI validation: bad input gets one line on stderr and exit code 2, before anything loads.
 //! Runs the real binary on this host (whose kernel has no sched_ext).
 
-use std::process::Command;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_scx_sis")).args(args).output().unwrap();
+    output(Command::new(env!("CARGO_BIN_EXE_scx_sis")).args(args))
+}
+
+fn root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The uid and gid of nobody / nogroup on Debian, for the runs as an unprivileged user.
+const NOBODY: u32 = 65534;
+
+/// Runs as nobody (from root; std drops the supplementary groups too).
+fn run_as_nobody(args: &[&str]) -> (i32, String, String) {
+    output(Command::new(env!("CARGO_BIN_EXE_scx_sis")).args(args).uid(NOBODY).gid(NOBODY))
+}
+
+fn output(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -13,7 +33,10 @@ fn run(args: &[&str]) -> (i32, String, String) {
 }
 
 fn assert_usage_error(args: &[&str], needle: &str) {
-    let (code, _out, err) = run(args);
+    assert_one_line_error(args, run(args), needle);
+}
+
+fn assert_one_line_error(args: &[&str], (code, _out, err): (i32, String, String), needle: &str) {
     assert_eq!(code, 2, "{args:?}: exit code; stderr: {err}");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: one line, got {err:?}");
@@ -36,6 +59,11 @@ fn invalid_options() {
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
+    assert_usage_error(&["--stats-group", "no-such-group-xyz"], "no group \"no-such-group-xyz\"");
+    assert_usage_error(&["--stats-group", ""], "stats-group");
+    assert_usage_error(&["--exit-dump-len=-1"], "exit-dump-len");
+    assert_usage_error(&["--exit-dump-len", "lots"], "exit-dump-len");
+    assert_usage_error(&["--exit-dump-len", "4194304"], "0..=2097152");
     #[cfg(feature = "bench")]
     assert_usage_error(&["bench", "--runs", "lots"], "runs");
 }
@@ -51,14 +79,23 @@ fn lean_build_has_no_bench() {
     assert!(!out.to_lowercase().contains("bench"), "--help mentions bench: {out}");
 }
 
+/// The preflight refusals, exit 2 and nothing attached: no sched_ext here, or, on a kernel
+/// with it, not root (shown as nobody: root would attach).
 #[test]
-fn kernel_without_sched_ext() {
-    if std::path::Path::new("/sys/kernel/sched_ext").exists() {
-        eprintln!("this kernel has sched_ext: the no-sched_ext case cannot be shown here");
+fn preflight_refusals() {
+    if !Path::new("/sys/kernel/sched_ext").exists() {
+        assert_usage_error(&[], "no sched_ext");
+        assert_usage_error(&["--partial", "--sis-mode", "linear"], "no sched_ext");
+        if root() {
+            // the kernel is checked first, for anyone
+            let args = ["--partial"];
+            assert_one_line_error(&args, run_as_nobody(&args), "no sched_ext");
+        }
         return;
     }
-    assert_usage_error(&[], "no sched_ext");
-    assert_usage_error(&["--partial", "--sis-mode", "linear"], "no sched_ext");
+    let args = ["--partial", "--sis-mode", "linear"];
+    let res = if root() { run_as_nobody(&args) } else { run(&args) };
+    assert_one_line_error(&args, res, "must run as root");
 }
 
 #[test]
@@ -82,11 +119,120 @@ fn help_and_version_succeed() {
     }
     #[cfg(feature = "bench")]
     assert!(out.contains("bench"), "--help documents bench");
-    let (code, out, _) = run(&["--version"]);
-    assert_eq!((code, out.trim()), (0, concat!("scx_sis ", env!("CARGO_PKG_VERSION"))));
+    for flag in ["--version", "-V"] {
+        let (code, out, _) = run(&[flag]);
+        assert_eq!(code, 0);
+        assert_version(out.trim());
+    }
     let (code, out, _) = run(&["--help-stats"]);
     assert_eq!(code, 0);
     for field in ["recall_pct", "probes_per_scan", "oracle_checks", "missed_idle", "steals", "fp_removed"] {
         assert!(out.contains(field), "--help-stats describes {field}");
     }
+}
+
+/// "scx_sis 0.1.0 (git 42b0f7f, x86_64-unknown-linux-gnu)": the hash is 7+ hex digits, with
+/// "-dirty" for a tree with uncommitted changes, or "unknown" outside git.
+fn assert_version(v: &str) {
+    let rest =
+        v.strip_prefix(concat!("scx_sis ", env!("CARGO_PKG_VERSION"), " (git ")).unwrap_or_else(|| panic!("{v}"));
+    let (hash, rest) = rest.split_once(", ").unwrap_or_else(|| panic!("{v}"));
+    let target = rest.strip_suffix(')').unwrap_or_else(|| panic!("{v}"));
+    let h = hash.strip_suffix("-dirty").unwrap_or(hash);
+    assert!(hash == "unknown" || (h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit())), "{v}: git hash {hash:?}");
+    // the triple of the build: this test is built for the same one
+    assert!(target.starts_with(&format!("{}-", std::env::consts::ARCH)), "{v}: target {target:?}");
+    assert!(target.contains(std::env::consts::OS), "{v}: target {target:?}");
+}
+
+/// A stats socket in a directory anyone may search, that a client of `mode` cannot write:
+/// 0600 against nobody when we are root, 0000 against ourselves otherwise (root ignores modes).
+fn locked_socket(dir: &Path) -> (std::os::unix::net::UnixListener, std::path::PathBuf) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = dir.join("stats");
+    let l = std::os::unix::net::UnixListener::bind(&p).unwrap();
+    let mode = if root() { 0o600 } else { 0o000 };
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    (l, p)
+}
+
+fn as_client(args: &[&str]) -> (i32, String, String) {
+    if root() {
+        run_as_nobody(args)
+    } else {
+        run(args)
+    }
+}
+
+/// `--monitor` and `scx_sis top` on a stats socket they may not connect to: one line saying why
+/// (root only unless --stats-group), exit 2, instead of waiting or a raw os error.
+#[test]
+fn stats_socket_permission_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_l, p) = locked_socket(dir.path());
+    let want = format!(
+        "cannot read the stats socket {}: permission denied (root only unless scx_sis runs with --stats-group)",
+        p.display()
+    );
+    let sock = p.to_str().unwrap();
+    for args in [
+        vec!["--stats-socket", sock, "--monitor", "1"],
+        // the check comes before the UI or the JSON loop starts
+        vec!["top", "--json", "--count", "1", "--socket", sock],
+    ] {
+        assert_one_line_error(&args, as_client(&args), &want);
+    }
+}
+
+/// A member of --stats-group's group reads the stats: a server launched as scx_sis launches it
+/// (0660, group nogroup), `scx_sis top --json` as nobody gets a reply.
+#[test]
+fn stats_group_member_reads_the_stats() {
+    if !root() {
+        eprintln!("skipping: needs root to run a client as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = dir.path().join("stats");
+    let group = scx_sis::access::Group { name: "nogroup".into(), gid: NOBODY };
+    let server = scx_sis::stats::launch_server(&p, Some(&group)).unwrap();
+    let (res_ch, req_ch) = server.channels();
+    std::thread::spawn(move || {
+        while req_ch.recv().is_ok() {
+            let m = scx_sis::stats::Metrics { nr_cpus: 5, ..Default::default() };
+            let _ = res_ch.send(m);
+        }
+    });
+    let args = ["top", "--json", "--count", "1", "-i", "0.2", "--socket", p.to_str().unwrap()];
+    let (code, out, err) = run_as_nobody(&args);
+    assert_eq!(code, 0, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(line["stats"]["nr_cpus"], 5, "{out}");
+}
+
+/// With no scx_sis running, --monitor says so on one line and waits for one (it is not an error:
+/// a scheduler may be starting or restarting).
+#[test]
+fn monitor_without_scheduler_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("stats");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scx_sis"))
+        .args(["--stats-socket", p.to_str().unwrap(), "--monitor", "0.5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2500) {
+        assert!(child.try_wait().unwrap().is_none(), "--monitor exited instead of waiting");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err:?}");
+    assert!(lines[0].contains(&format!("no scx_sis running ({} is not served) - retrying", p.display())), "{err}");
+    assert!(out.stdout.is_empty());
 }

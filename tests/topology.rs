@@ -75,3 +75,63 @@ fn missing_sysfs_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     assert!(scx_sis::topology::Topology::from_sysfs(dir.path()).is_err());
 }
+
+/// The machine's limits against bpf/intf.h: an LLC or a core bigger than the BPF side is built
+/// for is refused with one line naming the limit and the size found, not truncated.
+#[test]
+fn limits_of_the_bpf_side() {
+    use scx_sis::bpf_intf::{sis_consts_SIS_MAX_LLC_CPUS as MAX_LLC, sis_consts_SIS_MAX_SMT as MAX_SMT};
+    let max_llc = MAX_LLC as usize;
+    // hundreds of CPUs: without cache/ (the package is the LLC) the tree is a few files per CPU
+    let big = |n: usize, smt: usize| topology_of(&Shape { no_cache: true, ..Shape::new(n, smt, n) });
+    // at the limits: fine
+    assert_eq!(big(max_llc, MAX_SMT as usize).check_limits(), Ok(()));
+
+    let t = big(max_llc + 8, 2);
+    let e = t.check_limits().unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "this machine has an LLC of {n} CPUs (LLC 0: CPUs 0-{last}); scx_sis is built for at most \
+             SIS_MAX_LLC_CPUS = {max_llc} per LLC (bpf/intf.h)",
+            n = max_llc + 8,
+            last = max_llc + 7
+        )
+    );
+    assert!(!e.contains('\n'));
+
+    // possible CPU ids size the per-CPU arrays: 8 online of 8193 possible
+    let dir = tempfile::tempdir().unwrap();
+    write_sysfs(dir.path(), &Shape::new(8, 2, 4));
+    std::fs::write(dir.path().join("sys/devices/system/cpu/possible"), "0-8192\n").unwrap();
+    let t = scx_sis::topology::Topology::from_sysfs(dir.path()).unwrap();
+    assert_eq!(
+        t.check_limits().unwrap_err(),
+        "this machine has 8193 possible CPU ids; scx_sis is built for at most SIS_MAX_CPUS = 8192 (bpf/intf.h)"
+    );
+
+    let t = topology_of(&Shape::new(32, 16, 32));
+    assert_eq!(
+        t.check_limits().unwrap_err(),
+        "this machine has a core of 16 hardware threads (CPUs 0-15); scx_sis is built for at most SIS_MAX_SMT = 8 \
+         (bpf/intf.h)"
+    );
+}
+
+/// The group balancer's default partitions are one per LLC, at most GB_MAX_PARTS of them: a
+/// machine with more LLCs needs --partitions, it does not lose the rest silently.
+#[test]
+fn default_partitions_within_gb_max_parts() {
+    let max = scx_sis::group::MAX_PARTS;
+    let t = topology_of(&Shape::new(2 * max, 2, 2));
+    assert_eq!(scx_sis::group::default_partitions(&t).unwrap().len(), max);
+    let t = topology_of(&Shape::new(2 * (max + 1), 2, 2));
+    assert_eq!(
+        scx_sis::group::default_partitions(&t).unwrap_err(),
+        format!(
+            "group balancer: this machine has {} LLCs, more than GB_MAX_PARTS = {max} partitions (one per LLC by \
+             default); give --partitions",
+            max + 1
+        )
+    );
+}

@@ -22,14 +22,20 @@ const FONT_CANDIDATES: &[&str] = &[
 ];
 
 fn find_font() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SCX_SIS_BENCH_FONT") {
-        return Some(PathBuf::from(p));
+    let env = std::env::var_os("SCX_SIS_BENCH_FONT").map(PathBuf::from);
+    find_font_in(env, FONT_CANDIDATES, Path::new("/usr/share/fonts"))
+}
+
+/// `env` (SCX_SIS_BENCH_FONT) if set, else the first of `candidates` that exists, else any .ttf
+/// under `root`.
+fn find_font_in(env: Option<PathBuf>, candidates: &[&str], root: &Path) -> Option<PathBuf> {
+    if env.is_some() {
+        return env;
     }
-    if let Some(p) = FONT_CANDIDATES.iter().map(PathBuf::from).find(|p| p.is_file()) {
+    if let Some(p) = candidates.iter().map(PathBuf::from).find(|p| p.is_file()) {
         return Some(p);
     }
-    // any .ttf under /usr/share/fonts
-    let mut stack = vec![PathBuf::from("/usr/share/fonts")];
+    let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
@@ -52,12 +58,17 @@ pub fn ensure_font() -> Result<(), String> {
             "no TTF font found under /usr/share/fonts (install fonts-dejavu-core, or set SCX_SIS_BENCH_FONT)"
                 .to_string()
         })?;
-        let bytes = std::fs::read(&path).map_err(|e| format!("reading font {}: {e}", path.display()))?;
-        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-            .map_err(|_| format!("{} is not a usable TTF font", path.display()))
+        register_font("sans-serif", &path)
     })
     .clone()
+}
+
+/// Registers the TTF at `path` as `family` for plotters; Err(why) if it cannot draw with it.
+fn register_font(family: &str, path: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading font {}: {e}", path.display()))?;
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    plotters::style::register_font(family, FontStyle::Normal, bytes)
+        .map_err(|_| format!("{} is not a usable TTF font", path.display()))
 }
 
 const PALETTE: &[RGBColor] = &[
@@ -173,16 +184,18 @@ pub fn write_png(res: &Results, suite: &Suite, path: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// With a font (the setup installs fonts-dejavu-core), every suite's PNG is drawn; without
+    /// one, drawing fails with the reason the bench prints when it skips the plots.
     #[test]
     fn png_is_written() {
-        if let Err(e) = ensure_font() {
-            // The setup installs fonts-dejavu-core; without any font the plots are skipped
-            // (with a warning) by design, so there is nothing to check here.
-            eprintln!("skipping: {e}");
-            return;
-        }
         let res = crate::bench::report::tests::sample();
         let dir = tempfile::tempdir().unwrap();
+        if let Err(e) = ensure_font() {
+            assert!(e.starts_with("no TTF font found under /usr/share/fonts") || e.ends_with("usable TTF font"), "{e}");
+            let err = write_png(&res, &res.suites[0], &dir.path().join("x.png")).unwrap_err();
+            assert_eq!(err.to_string(), e);
+            return;
+        }
         for s in &res.suites {
             let p = dir.path().join(format!("{}.png", s.name));
             write_png(&res, s, &p).unwrap();
@@ -198,5 +211,27 @@ mod tests {
                 std::fs::copy(&p, std::path::Path::new(&keep).join(p.file_name().unwrap())).unwrap();
             }
         }
+    }
+
+    /// The font search without relying on this host's fonts: the override, the candidates, any
+    /// .ttf below the root (case aside), none at all; and a file that is no font is refused.
+    #[test]
+    fn font_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(find_font_in(None, &[], root), None);
+        let ttf = root.join("truetype/x/Some.TTF");
+        std::fs::create_dir_all(ttf.parent().unwrap()).unwrap();
+        std::fs::write(&ttf, b"not a font").unwrap();
+        std::fs::write(root.join("truetype/readme.txt"), b"").unwrap();
+        assert_eq!(find_font_in(None, &[], root), Some(ttf.clone()));
+        let cand = root.join("cand.ttf");
+        std::fs::write(&cand, b"").unwrap();
+        let c = cand.to_str().unwrap();
+        assert_eq!(find_font_in(None, &["/nonexistent.ttf", c], root), Some(cand.clone()));
+        let env = Some(PathBuf::from("/from/env.ttf"));
+        assert_eq!(find_font_in(env.clone(), &[c], root), env);
+        assert_eq!(register_font("scx-sis-test", &ttf), Err(format!("{} is not a usable TTF font", ttf.display())));
+        assert!(register_font("scx-sis-test", &root.join("none.ttf")).unwrap_err().starts_with("reading font"));
     }
 }

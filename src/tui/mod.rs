@@ -31,7 +31,7 @@ pub struct TopArgs {
     control: bool,
 
     /// The scx_stats socket of the scx_sis to watch.
-    #[arg(long, value_name = "PATH", default_value = "/var/run/scx/root/stats")]
+    #[arg(long, value_name = "PATH", default_value = crate::access::STATS_SOCKET)]
     socket: PathBuf,
 
     /// No UI: print each reply as a JSON line {"dt": SECS, "stats": {...}} (for scripts, and
@@ -101,6 +101,8 @@ pub fn run(args: &TopArgs) -> Result<()> {
     if args.control && unsafe { libc::geteuid() } != 0 {
         return Err(TopUsageError("--control needs root (knob changes are root only)".into()).into());
     }
+    // a socket we may not read: say so now, not as a UI that waits forever
+    crate::access::check_readable(&args.socket).map_err(TopUsageError)?;
     let shutdown = Arc::new(AtomicBool::new(false));
     let sd = shutdown.clone();
     // SIGTERM/SIGHUP: leave the loop so the terminal is restored (Ctrl-C is a key in raw mode)

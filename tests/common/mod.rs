@@ -32,8 +32,10 @@ impl Shape {
     }
 }
 
+/// The kernel's cpulist format, ranges and all ("0-3,8"): parsing hundreds of single ids per
+/// CPU was what made the big fixtures slow.
 fn list(v: &[usize]) -> String {
-    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+    scx_sis::llc_stats::cpulist(v)
 }
 
 /// Writes a sysfs tree for `shape` under `root`.
