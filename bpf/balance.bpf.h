@@ -5,15 +5,11 @@
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
  *  - a CPU whose slice ended looks, at most once every balance_every
- *    slices, for the busiest overloaded CPU of its LLC, and, at most once
- *    every BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the
- *    other LLCs; it pulls one task whose move narrows the load gap by a
- *    margin (BAL_MARGIN_PCT of its weight), so near-even pairs do not
- *    ping-pong. A gap is worth a look when the lightest task there could
- *    narrow it (cgroup shares make tasks far lighter than nice 0). A victim
- *    whose tasks turned out not to fit is skipped while its load and the
- *    gap stay as they were (nomove_*), so the next busiest gets its turn:
- *    the light tasks may sit on a CPU that is not the busiest;
+ *    slices, for the
+ *    busiest overloaded CPU of its LLC, and, at most once every
+ *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
+ *    LLCs; it pulls one task whose move narrows the load gap by a margin
+ *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -28,14 +24,12 @@
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
 const volatile bool balance_on = true;
-const volatile bool balance_light = true;	/* first look by the lightest task (off: nice 0) */
 const volatile u32 balance_every = 1;	/* slices between a busy CPU's looks (--balance-every) */
 
 struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
 	u32 xllc;		/* it is in another LLC */
 	u64 gap;		/* victim's load minus ours (BAL_GAP_ANY: released) */
-	u64 vload;		/* victim's load when picked */
 };
 
 /* the walk's cursor lives in map memory so the verifier's loop converges */
@@ -54,42 +48,10 @@ static __always_inline bool balance_may_move(u64 weight, u64 gap)
 	return weight * (100 + BAL_MARGIN_PCT) < gap * 100;
 }
 
-/*
- * Worth a look at @victim: its lightest task (min_weight; a nice-0 task with
- * balance_light off) could narrow @gap. Cgroup shares make tasks far lighter
- * than nice 0, so the floor must be the CPU's own.
- */
-static __always_inline bool gap_movable(s32 victim, u64 gap)
+/* The smallest gap worth a look: a nice-0 task could move across it. */
+static __always_inline bool gap_movable(u64 gap)
 {
-	struct cpu_sched *c = cpu_sched(victim);
-	u64 w = SIS_VWEIGHT_DFL;
-
-	if (balance_light && c && READ_ONCE(c->min_weight))
-		w = READ_ONCE(c->min_weight);
-	return balance_may_move(w, gap);
-}
-
-/*
- * @cpu found no task of @victim (then at @vload) that could narrow @gap:
- * until that load changes, a gap no wider has nothing to try there either.
- */
-static __always_inline bool balance_known_nomove(struct cpu_sched *c, s32 victim, u64 vload,
-						 u64 gap)
-{
-	return c && c->nomove_gap && c->nomove_cpu == victim && c->nomove_load == vload &&
-	       gap <= c->nomove_gap;
-}
-
-/* balance_pull found nothing to move from @bp's victim: remember it (@cpu's own line). */
-static __always_inline void balance_nomove(s32 cpu, struct balance_pick *bp)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	if (!c || !bp || bp->victim < 0 || bp->gap == BAL_GAP_ANY)
-		return;
-	c->nomove_cpu = bp->victim;
-	c->nomove_load = bp->vload;
-	c->nomove_gap = bp->gap;
+	return balance_may_move(SIS_WEIGHT_DFL, gap);
 }
 
 static __always_inline u64 load_gap(u64 from, u64 to)
@@ -124,7 +86,6 @@ static __always_inline u64 llc_load(u32 llc, u32 *nr)
 __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
 {
 	struct llc_topo *lt = llc_topo(llc);
-	struct cpu_sched *me = cpu_sched(cpu);
 	struct ovl_walk *wk;
 	u32 zero = 0, i;
 
@@ -134,7 +95,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 	ovl_walk_init(wk, llc, lt->nr_cpus, 0, lt->nr_cpus);
 	bpf_for(i, 0, SIS_MAX_LLC_CPUS) {
 		s32 v;
-		u64 gap, vload;
+		u64 gap;
 
 		wk = bpf_map_lookup_elem(&balance_walk, &zero);
 		if (!wk)
@@ -144,15 +105,10 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 			break;
 		if (v == cpu)
 			continue;
-		vload = cpu_load(v);
-		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(vload, my_load);
-		if (gap != BAL_GAP_ANY &&
-		    (!gap_movable(v, gap) || balance_known_nomove(me, v, vload, gap)))
-			continue;
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
-			bp->vload = vload;
 			if (gap == BAL_GAP_ANY)
 				break;
 		}
@@ -185,15 +141,13 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 			continue;
 		/* other's load as if it had our number of CPUs */
 		llc_gap = load_gap(other * n_mine / n_other, mine);
-		if (!llc_gap)
+		if (!gap_movable(llc_gap))
 			continue;
 		balance_find_in_llc(cpu, i, my_load, &in);
 		if (in.victim < 0)
 			continue;
 		if (in.gap > llc_gap)
 			in.gap = llc_gap;
-		if (in.gap != BAL_GAP_ANY && !gap_movable(in.victim, in.gap))
-			continue;
 		if (in.gap > best.gap)
 			best = in;
 	}
@@ -225,7 +179,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	my_load = READ_ONCE(c->load);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
-	if (bp->victim >= 0)
+	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->gap)))
 		return bp->victim;
 	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;

@@ -181,9 +181,8 @@ static __always_inline u64 cg_den(struct cg_sched *c)
 
 /*
  * The effective weight of a task of weight @weight in cgroup @cgid: its share
- * of the cgroup, times the cgroup's share of each level, in the vtime model's
- * units (p->scx.weight x SIS_WEIGHT_SCALE). Fixed point in 1/2^20: a share is
- * at most 1.
+ * of the cgroup, times the cgroup's share of each level, in units of task
+ * weights (1..SIS_WEIGHT_MAX). Fixed point in 1/2^20: a share is at most 1.
  */
 static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 {
@@ -192,7 +191,7 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 	u32 i;
 
 	if (!c)
-		return weight * SIS_WEIGHT_SCALE;
+		return weight;
 	/* counted in task_weight only while runnable: not yet, it would be itself */
 	den = cg_den(c);
 	if (den < weight)
@@ -209,18 +208,12 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 		share = share * c->weight / den;
 		c = par;
 	}
-	eff = (share * c->weight * SIS_WEIGHT_SCALE) >> 20;
+	eff = (share * c->weight) >> 20;
 	if (eff < 1)
 		eff = 1;
-	if (eff > SIS_WEIGHT_MAX * SIS_WEIGHT_SCALE)
-		eff = SIS_WEIGHT_MAX * SIS_WEIGHT_SCALE;
+	if (eff > SIS_WEIGHT_MAX)
+		eff = SIS_WEIGHT_MAX;
 	return eff;
-}
-
-/* The vtime model's weight of a task of weight @weight in cgroup @cgid (0: the root). */
-static __always_inline u32 cg_vweight(u64 cgid, u32 weight)
-{
-	return cgid ? cg_task_weight(cgid, weight) : weight * SIS_WEIGHT_SCALE;
 }
 
 #endif /* __SIS_CGROUP_BPF_H */

@@ -30,13 +30,6 @@ enum sis_consts {
 	SIS_MAX_CGROUPS		= 16384,	/* cgroups with cpu.weight state; more run unweighted */
 	SIS_CG_MAX_DEPTH	= 16,	/* cgroup levels below the root the weights follow */
 	SIS_WEIGHT_MAX		= 10000,	/* cpu.weight and p->scx.weight range: 1..10000 */
-	/*
-	 * The vtime model's weights are p->scx.weight x this: a task's share of
-	 * its cgroup's share of its parent's ... stays exact enough to compare
-	 * (a 1/16 share of a 1/4 share of nice 0 is 1.56 in p->scx.weight units).
-	 */
-	SIS_WEIGHT_SCALE	= 128,
-	SIS_VWEIGHT_DFL		= SIS_WEIGHT_DFL * SIS_WEIGHT_SCALE,	/* a nice-0 task */
 };
 
 /* One cache line per CPU: only its owner writes it, except claims (idle_filter.bpf.h). */
@@ -58,8 +51,8 @@ struct llc_ctx {
 };
 
 /*
- * Per-CPU queue state (vtime.bpf.h, balance.bpf.h): the queue's vtime clock,
- * its weighted load, what runs on it now, and its balance bookkeeping.
+ * Per-CPU queue state (vtime.bpf.h, balance.bpf.h), one cache line: the
+ * queue's vtime clock, its weighted load, and what runs on it now.
  */
 struct cpu_sched {
 	u64 vclock;		/* vtime clock of the CPU's queue: lag is measured against it */
@@ -70,12 +63,8 @@ struct cpu_sched {
 	u32 released;		/* taken by a higher class (RT/DL/stop) */
 	u64 last_balance;	/* when this CPU last looked for a busier one */
 	u32 nr_runnable;	/* tasks accounted in load */
-	s32 nomove_cpu;		/* the last CPU this one failed to pull from ... */
+	u32 __pad0;
 	u64 last_xllc;		/* ... and when in other LLCs too */
-	u64 nomove_load;	/* nomove_cpu's load then */
-	u64 nomove_gap;		/* ... and the gap no task there could narrow (0: none) */
-	u32 min_weight;		/* no runnable task here is lighter (a bound, may be stale low); 0: none */
-	u32 __pad1;
 };
 
 /* A task's side of the vtime and load accounting (lives in its task storage). */

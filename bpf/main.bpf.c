@@ -67,13 +67,14 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
 }
 
 /*
- * The weight the vtime model uses for @p: p->scx.weight in its units
- * (x SIS_WEIGHT_SCALE), times its cgroup's hierarchical share (cgroup.bpf.h)
- * unless it is in the root.
+ * The weight the vtime model uses for @p: p->scx.weight, scaled by its
+ * cgroup's hierarchical share (cgroup.bpf.h) unless it is in the root.
  */
 static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *tctx)
 {
-	return cg_vweight(tctx ? tctx->cg.cgid : 0, p->scx.weight);
+	if (!tctx || !tctx->cg.cgid)
+		return p->scx.weight;
+	return cg_task_weight(tctx->cg.cgid, p->scx.weight);
 }
 
 /* The weight @p, queued, adds to its CPU's load: what moving it changes. */
@@ -81,8 +82,7 @@ static __always_inline u32 task_load_weight(struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight :
-						  p->scx.weight * SIS_WEIGHT_SCALE;
+	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight;
 }
 
 #include "steal.bpf.h"

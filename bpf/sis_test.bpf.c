@@ -216,19 +216,6 @@ int test_balance_pick(struct balance_args *a)
 	return 0;
 }
 
-/* a pick whose pull then found nothing movable (balance_pull's failure path) */
-SEC("syscall")
-int test_balance_pick_fail(struct balance_args *a)
-{
-	struct balance_pick bp = { .victim = -1 };
-
-	a->victim = balance_pick_victim(a->cpu, a->now, &bp);
-	a->xllc = bp.xllc;
-	a->gap = bp.gap;
-	balance_nomove(a->cpu, &bp);
-	return 0;
-}
-
 SEC("syscall")
 int test_may_move(struct balance_args *a)
 {
@@ -251,8 +238,7 @@ int test_idlest_llc(struct balance_args *a)
 }
 
 /* Test tasks' side of the cgroup accounting. */
-#define TEST_TASK_CGS 32
-struct task_cg test_task_cgs[TEST_TASK_CGS];
+struct task_cg test_task_cgs[16];
 
 SEC("syscall")
 int test_cgroup(struct cg_args *a)
@@ -261,7 +247,7 @@ int test_cgroup(struct cg_args *a)
 	struct cg_sched *c;
 	u32 slot = a->slot;
 
-	if (slot >= TEST_TASK_CGS)
+	if (slot >= 16)
 		return -1;
 	tc = &test_task_cgs[slot];
 	switch (a->op) {
@@ -281,7 +267,7 @@ int test_cgroup(struct cg_args *a)
 		cg_account(tc, a->weight);
 		break;
 	case CG_TASK_WEIGHT:
-		a->ret = cg_vweight(tc->cgid, a->weight);
+		a->ret = tc->cgid ? cg_task_weight(tc->cgid, a->weight) : a->weight;
 		break;
 	case CG_READ:
 		c = cg_lookup(a->cgid);

@@ -104,7 +104,7 @@ static __always_inline u64 vtime_charge(struct task_sched *ts, u64 vtime, u32 we
 	ts->charged_at = now;
 	if ((s64)delta <= 0 || !weight)
 		return vtime;
-	return vtime + delta * SIS_VWEIGHT_DFL / weight;
+	return vtime + delta * SIS_WEIGHT_DFL / weight;
 }
 
 /* Record what runs on @c now; the clock moves up to it when @advance. */
@@ -180,7 +180,7 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	ran = now - started;
 	if ((s64)ran < (s64)min_ns)
 		return false;
-	curr = READ_ONCE(c->curr_vtime) + ran * SIS_VWEIGHT_DFL / w;
+	curr = READ_ONCE(c->curr_vtime) + ran * SIS_WEIGHT_DFL / w;
 	return vtime_before(vtime + preempt_min_ns(), curr);
 }
 
@@ -192,21 +192,6 @@ static __always_inline void load_add(s32 cpu, s64 weight, s32 n)
 		return;
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
-	/*
-	 * The lightest weight here, for the balancer's first look: exact with
-	 * one task, a lower bound with more (a removal does not raise it).
-	 * Racy by design: a stale bound only costs a look.
-	 */
-	if (n > 0) {
-		u32 m = READ_ONCE(c->min_weight);
-
-		if (!m || weight < m)
-			WRITE_ONCE(c->min_weight, weight);
-	} else if (n < 0) {
-		u32 nr = READ_ONCE(c->nr_runnable);
-
-		WRITE_ONCE(c->min_weight, nr == 1 ? READ_ONCE(c->load) : nr ? c->min_weight : 0);
-	}
 }
 
 /*

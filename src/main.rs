@@ -80,11 +80,6 @@ struct Opts {
     #[arg(long)]
     no_balance: bool,
 
-    /// A/B only: a busy CPU looks at a busier one only across a gap a nice-0 task could narrow
-    /// (before cgroup weights), not across one its lightest task could.
-    #[arg(long, hide = true)]
-    balance_nice0_floor: bool,
-
     /// A busy CPU looks for a busier one at most once every N of its slices (1..=64): like the
     /// fair class's busy_factor, a higher N trades balance speed for fewer migrations.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -248,7 +243,6 @@ impl<'a> Scheduler<'a> {
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
         rodata.builtin_idle = !opts.no_builtin_idle;
         rodata.balance_on = !opts.no_balance;
-        rodata.balance_light = !opts.balance_nice0_floor;
         rodata.balance_every = opts.balance_every;
         rodata.wakeup_preempt = !opts.no_preempt;
         rodata.gb_enabled = gb_cfg.is_some();

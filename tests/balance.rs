@@ -9,8 +9,7 @@ use scx_sis::bpf_intf::*;
 const MS: u64 = 1_000_000;
 const INTERVAL: u64 = sis_consts_SIS_DFL_SLICE_NS as u64;
 
-/// 16 CPUs, SMT2, 2 LLCs of 8; every CPU's load given (LLC 0 = CPUs 0-7), in tasks of
-/// weight 100 (the lightest task of each CPU weighs 100).
+/// 16 CPUs, SMT2, 2 LLCs of 8; every CPU's load given (LLC 0 = CPUs 0-7).
 fn sis(loads: [u64; 16]) -> Sis {
     let mut s = Sis::load(&Shape::new(16, 2, 8), FULL);
     s.init_cpus();
@@ -19,7 +18,6 @@ fn sis(loads: [u64; 16]) -> Sis {
         s.set_sched(cpu, |c| {
             c.load = *l;
             c.nr_runnable = (*l / 100) as u32;
-            c.min_weight = (*l).min(100) as u32;
         });
         // a CPU with more than one task has some waiting: overloaded
         if *l > 100 {
@@ -51,42 +49,6 @@ fn pulls_from_the_busiest_cpu_of_the_llc() {
     // rate-limited: not again within the interval, again after it
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL / 2).victim, -1);
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, 5);
-}
-
-#[test]
-fn light_tasks_move_across_gaps_smaller_than_a_nice0_task() {
-    // cgroup shares make tasks far lighter than nice 0 (cpu.weight 100 split by 16 hogs: 6.25):
-    // a gap of 30 is worth a look where such a task runs
-    let mut l = [100; 16];
-    l[3] = 130;
-    let mut s = sis(l);
-    s.ovl_set(3);
-    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "nothing there lighter than the gap");
-    s.set_sched(3, |c| c.min_weight = 6);
-    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
-    assert_eq!((p.victim, p.gap), (3, 30));
-    assert!(s.may_move(6, 30) && !s.may_move(37, 30));
-}
-
-#[test]
-fn a_victim_with_nothing_that_fits_yields_to_the_next_busiest() {
-    let mut l = [100; 16];
-    l[5] = 300;
-    l[2] = 250;
-    let mut s = sis(l);
-    let t = 1000 * MS;
-    // CPU 5's tasks were all too heavy for a gap of 200
-    assert_eq!(s.balance_pick_fail(0, t).victim, 5);
-    assert_eq!(s.balance_pick(0, t + INTERVAL).victim, 2, "CPU 5 is skipped while nothing changed");
-    // CPU 5's load changed: worth a new look
-    s.set_sched(5, |c| c.load = 310);
-    assert_eq!(s.balance_pick(0, t + 2 * INTERVAL).victim, 5);
-    // failed again at gap 210; then the thief's own load drops: a wider gap may fit a task
-    s.balance_pick_fail(0, t + 3 * INTERVAL);
-    assert_eq!(s.balance_pick(0, t + 4 * INTERVAL).victim, 2);
-    s.set_sched(0, |c| c.load = 50);
-    let p = s.balance_pick(0, t + 5 * INTERVAL);
-    assert_eq!((p.victim, p.gap), (5, 260));
 }
 
 #[test]

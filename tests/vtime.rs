@@ -33,11 +33,10 @@ fn place(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool) -> u64 {
     s.vtime(a).vtime
 }
 
-/// `weight` in p->scx.weight units (nice 0 = 100): the model's own are SIS_WEIGHT_SCALE finer.
 fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) -> u64 {
     let mut a = op(vtime_test_op_VT_RUNNING, slot, cpu);
     a.vtime = vtime;
-    a.weight = weight * sis_consts_SIS_WEIGHT_SCALE;
+    a.weight = weight;
     a.now = now;
     s.vtime(a).vtime
 }
@@ -47,7 +46,7 @@ fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) 
 fn charge(s: &mut Sis, which: u32, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64, alone: bool) -> u64 {
     let mut a = op(which, slot, cpu);
     a.vtime = vtime;
-    a.weight = weight * sis_consts_SIS_WEIGHT_SCALE;
+    a.weight = weight;
     a.now = now;
     a.flag = alone as u32;
     s.vtime(a).vtime

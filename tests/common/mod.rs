@@ -269,15 +269,6 @@ impl Sis {
         a
     }
 
-    /// A pick whose pull then finds no task that fits: the thief remembers it.
-    pub fn balance_pick_fail(&mut self, cpu: usize, now: u64) -> BalanceArgs {
-        let mut a: BalanceArgs = zeroed();
-        a.cpu = cpu as i32;
-        a.now = now;
-        Self::run(&mut self.skel.progs.test_balance_pick_fail, &mut a);
-        a
-    }
-
     pub fn may_move(&mut self, weight: u64, gap: u64) -> bool {
         let mut a: BalanceArgs = zeroed();
         a.weight = weight;

