@@ -33,26 +33,36 @@ NICE8_FLOOR=3
 SPREAD_MAX_PCT=10
 SPREAD_FLOOR_PCT=40
 RESP_MIN_FRAC=0.9
-# fork+exec+wait of /bin/true takes 1-3 s each in the saturated TCG guest: a window counts ~5 of
-# them, so one slow exec moves the rate by 20%. 0.75 still fails a scheduler that starves short
-# tasks (before issue 8: 0.24x EEVDF); the benchmark (BENCHMARKS.md) holds the averaged figure.
-FORK_MIN_FRAC=0.75
+# fork+exec+wait of /bin/true takes 1-3 s each in the saturated TCG guest: a 3 s window counts
+# one or two, so fair-fork gets its own FORK_SECS window, and its bound is FORK_MIN_FRAC: a
+# scheduler that starves short tasks fails it (before issue 8: 0.24x EEVDF; CI saw 0.70x once
+# with a 3 s window); the benchmark (BENCHMARKS.md) holds the averaged figure.
+FORK_MIN_FRAC=0.5
+FORK_SECS=${FAIR_FORK_SECS:-8}
 
 secs=${FAIR_SECS:-3}
 out="$SCX_SIS_OUT/fairness"
 rm -rf "$out"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
-t0=$(ts)
-"$SCX_SIS" bench --suite fairness --quick --duration "$secs" --runs 1 --warmup 0 --out "$out" \
-  >"$SCX_SIS_OUT/fairness.stdout" 2>"$SCX_SIS_OUT/fairness.stderr"
-rc=$?
-check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
-[ "$rc" = 0 ] || tail -n 25 "$SCX_SIS_OUT/fairness.stderr" | sed 's/^/  | /'
-check_eq "state after" "$(sched_state)" disabled
-sed 's/^/  | /' "$out/table.txt" 2>/dev/null
+# run_bench NAME SUITES SECS: one `scx_sis bench` session into $out-NAME
+run_bench() {
+  local t0 rc
+  t0=$(ts)
+  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$out-$1" \
+    >"$SCX_SIS_OUT/fairness-$1.stdout" 2>"$SCX_SIS_OUT/fairness-$1.stderr"
+  rc=$?
+  check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
+  [ "$rc" = 0 ] || tail -n 25 "$SCX_SIS_OUT/fairness-$1.stderr" | sed 's/^/  | /'
+  check_eq "state after" "$(sched_state)" disabled
+  sed 's/^/  | /' "$out-$1/table.txt" 2>/dev/null
+}
+rm -rf "$out-main" "$out-fork"
+run_bench main fair-nice1,fair-nice8,fair-spread,fair-sleep "$secs"
+run_bench fork fair-fork "$FORK_SECS"
 
-bench_vals "$out"
+bench_vals "$out-main"; vals_main=$BENCH_VALS
+bench_vals "$out-fork"; BENCH_VALS="$vals_main"$'\n'"$BENCH_VALS"
 log_placements
 require_vals fair-nice1 fair-nice8 fair-spread fair-fork fair-sleep
 

@@ -90,7 +90,8 @@ mixed_load() {
     snooze 0.1
   done
   check_eq "$name: cgroup churn: failed operations in $rounds rounds" "$errs" 0
-  check_gt "$name: cgroup churn rounds" "$rounds" 5
+  # a round takes 2-10 s under this load in the TCG guest
+  check_gt "$name: cgroup churn rounds" "$rounds" $((secs / 12))
   wait "$spid"; src=$?
   check_eq "$name: stress-ng exit code" "$src" 0
   [ "$src" = 0 ] || tail -n 15 "$SCX_SIS_OUT/soak-$name-stress-ng.out" | sed 's/^/  | /'
