@@ -366,6 +366,31 @@ struct GroupState {
     by_part: Vec<f64>,
     part: Option<usize>,
     moves: u64,
+    /// The move `settle` proposed for a settled group, and in how many periods in a row.
+    pending: Option<(usize, u32)>,
+}
+
+/// A settled group moves only when `settle` proposes the same partition this many periods in a
+/// row: one period's loads can be off (a spinner that did not run for a period under a busy
+/// VM), and a move on them alone was seen undone a few periods later (ping-pong).
+pub const SETTLE_CONFIRM: u32 = 3;
+
+/// Whether a settled group at `current` moves to `proposed` now, given what was pending.
+fn confirm_move(pending: &mut Option<(usize, u32)>, current: Option<usize>, proposed: usize) -> bool {
+    if current.is_none() || current == Some(proposed) {
+        *pending = None;
+        return current.is_none();
+    }
+    let n = match *pending {
+        Some((p, n)) if p == proposed => n + 1,
+        _ => 1,
+    };
+    *pending = Some((proposed, n));
+    if n >= SETTLE_CONFIRM {
+        *pending = None;
+        return true;
+    }
+    false
 }
 
 /// The loader's side at run time.
@@ -501,7 +526,7 @@ impl Balancer {
         let choice = settle(&parts, &loads, HYSTERESIS);
         for (id, p) in ids.iter().zip(choice) {
             let g = self.groups.get_mut(id).unwrap();
-            if g.part == Some(p) {
+            if !confirm_move(&mut g.pending, g.part, p) {
                 continue;
             }
             let v = gb_group { part: p as i32, __pad: 0 };
@@ -574,6 +599,24 @@ mod tests {
 
     fn part(cap: f64, load: f64) -> PartLoad {
         PartLoad { capacity: cap, load }
+    }
+
+    #[test]
+    fn a_settled_group_moves_only_on_a_proposal_repeated() {
+        let mut pending = None;
+        // a new group takes the proposal at once
+        assert!(confirm_move(&mut pending, None, 1));
+        // a settled one: once, twice, then a period proposing to stay resets it
+        assert!(!confirm_move(&mut pending, Some(0), 1));
+        assert!(!confirm_move(&mut pending, Some(0), 1));
+        assert!(!confirm_move(&mut pending, Some(0), 0));
+        assert_eq!(pending, None);
+        // another partition proposed in between starts over
+        assert!(!confirm_move(&mut pending, Some(0), 1));
+        assert!(!confirm_move(&mut pending, Some(0), 2));
+        assert!(!confirm_move(&mut pending, Some(0), 2));
+        assert!(confirm_move(&mut pending, Some(0), 2), "SETTLE_CONFIRM periods in a row");
+        assert_eq!(pending, None);
     }
 
     #[test]

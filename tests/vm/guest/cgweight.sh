@@ -24,14 +24,7 @@ out="$SCX_SIS_OUT/cgweight"
 rm -rf "$out"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
-t0=$(ts)
-"$SCX_SIS" bench --suite cgroups --quick --duration "$secs" --runs 1 --warmup 0 --out "$out" \
-  >"$SCX_SIS_OUT/cgweight.stdout" 2>"$SCX_SIS_OUT/cgweight.stderr"
-rc=$?
-check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
-[ "$rc" = 0 ] || tail -n 25 "$SCX_SIS_OUT/cgweight.stderr" | sed 's/^/  | /'
-check_eq "state after" "$(sched_state)" disabled
-sed 's/^/  | /' "$out/table.txt" 2>/dev/null
+bench_session "$out" cgroups "$secs"
 grep -h "group run_ms" "$out"/raw/cg-*/*.txt 2>/dev/null | sed 's/^/  | /'
 
 bench_vals "$out"

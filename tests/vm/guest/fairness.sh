@@ -42,24 +42,11 @@ FORK_SECS=${FAIR_FORK_SECS:-8}
 
 secs=${FAIR_SECS:-3}
 out="$SCX_SIS_OUT/fairness"
-rm -rf "$out"
+rm -rf "$out-main" "$out-fork"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
-# run_bench NAME SUITES SECS: one `scx_sis bench` session into $out-NAME
-run_bench() {
-  local t0 rc
-  t0=$(ts)
-  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$out-$1" \
-    >"$SCX_SIS_OUT/fairness-$1.stdout" 2>"$SCX_SIS_OUT/fairness-$1.stderr"
-  rc=$?
-  check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
-  [ "$rc" = 0 ] || tail -n 25 "$SCX_SIS_OUT/fairness-$1.stderr" | sed 's/^/  | /'
-  check_eq "state after" "$(sched_state)" disabled
-  sed 's/^/  | /' "$out-$1/table.txt" 2>/dev/null
-}
-rm -rf "$out-main" "$out-fork"
-run_bench main fair-nice1,fair-nice8,fair-spread,fair-sleep "$secs"
-run_bench fork fair-fork "$FORK_SECS"
+bench_session "$out-main" fair-nice1,fair-nice8,fair-spread,fair-sleep "$secs"
+bench_session "$out-fork" fair-fork "$FORK_SECS"
 
 bench_vals "$out-main"; vals_main=$BENCH_VALS
 bench_vals "$out-fork"; BENCH_VALS="$vals_main"$'\n'"$BENCH_VALS"

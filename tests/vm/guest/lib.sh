@@ -212,7 +212,20 @@ proc_runtime_ms() {
   return 1
 }
 
-# ---- `scx_sis bench` results (fairness, cgweight) ----
+# ---- `scx_sis bench` sessions and their results (fairness, cgweight) ----
+# bench_session DIR SUITES SECS: one quick `scx_sis bench` (1 run, no warm-up run) into DIR;
+# checks its exit code and that nothing is left attached, shows its table
+bench_session() {
+  local dir=$1 t0 rc
+  t0=$(ts)
+  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$dir" \
+    >"$dir.stdout" 2>"$dir.stderr"
+  rc=$?
+  check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
+  [ "$rc" = 0 ] || tail -n 25 "$dir.stderr" | sed 's/^/  | /'
+  check_eq "state after" "$(sched_state)" disabled
+  sed 's/^/  | /' "$dir/table.txt" 2>/dev/null
+}
 # bench_vals DIR: one python3 for the whole readout (every exec is slow in the guest): 'SUITE
 # VARIANT VALUE' per measured run (VALUE 'failed: why' for a failed one), then 'placement SUITE
 # RUN hogs per CPU ...' for each run that printed where its hogs ended. Goes into $BENCH_VALS.

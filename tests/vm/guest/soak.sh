@@ -9,7 +9,7 @@
 # EEVDF's longest pause (whichever is larger), every worker alive, stress-ng exit 0, every
 # hackbench run OK, no failed cgroup operation, exit 0, clean kernel log.
 # Long mode (opt-in, CI does not set it): SOAK_CYCLES=N then attaches/detaches scx_sis N times
-# under stress-ng with the same progress checker (the `hotswap` test does 20 in CI): every cycle
+# under stress-ng with the same progress checker (the `hotswap` test does 10 in CI): every cycle
 # clean, enable_seq +N, no pause over the same limit, every worker alive.
 # env: SCX_SIS (required), SOAK_SECS (120), SOAK_REF_SECS (30), SOAK_MAX_GAP_MS (1000),
 #      SOAK_GAP_FACTOR (2), SOAK_CYCLES (0), SOAK_HOLD (1 s attached per cycle)
