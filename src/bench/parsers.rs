@@ -104,6 +104,7 @@ mod tests {
     const NETPERF_TCP: &str = include_str!("testdata/netperf-tcp.txt");
     const SCHBENCH: &str = include_str!("testdata/schbench.txt");
     const SCHBENCH_OLD: &str = include_str!("testdata/schbench-old.txt");
+    const SCHBENCH_INTERVALS: &str = include_str!("testdata/schbench-intervals.txt");
 
     #[test]
     fn hackbench_output() {
@@ -130,8 +131,10 @@ mod tests {
     #[test]
     fn schbench_output() {
         // The last wakeup block's p99 (the final summary), not the request latency's.
-        assert_eq!(parse_schbench(SCHBENCH), Some(42.0));
-        assert_eq!(parse_schbench(SCHBENCH_OLD), Some(1090.0));
+        assert_eq!(parse_schbench(SCHBENCH), Some(37440.0));
+        // interval blocks first (54720 in the first), the final summary last
+        assert_eq!(parse_schbench(SCHBENCH_INTERVALS), Some(53312.0));
+        assert_eq!(parse_schbench(SCHBENCH_OLD), Some(74112.0));
         assert_eq!(parse_schbench("setting worker threads to 8\n"), None);
     }
 
