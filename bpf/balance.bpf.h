@@ -176,6 +176,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	if (now - c->last_balance < balance_every * slice_ns)
 		return -1;
 	c->last_balance = now;
+	stat_inc(STAT_BALANCE_LOOK);
 	my_load = READ_ONCE(c->load);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
@@ -185,7 +186,10 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 		c->last_xllc = now;
 		balance_find_xllc(cpu, llc, my_load, bp);
 	}
-	return bp->gap > 0 ? bp->victim : -1;
+	if (bp->gap > 0 && bp->victim >= 0)
+		return bp->victim;
+	stat_inc(STAT_BALANCE_NO_GAP);
+	return -1;
 }
 
 /* The least-loaded CPU of @llc allowed for @p and not released, or -1. */

@@ -262,8 +262,12 @@ __noinline int balance_pull(s32 cpu, u64 now)
 	s32 victim, left;
 
 	victim = balance_pick_victim(cpu, now, &bp);
-	if (victim < 0 || !steal_from(cpu, victim, bp.gap))
+	if (victim < 0)
 		return false;
+	if (!steal_from(cpu, victim, bp.gap)) {
+		stat_inc(STAT_BALANCE_UNMOVABLE);
+		return false;
+	}
 	stat_inc(bp.xllc ? STAT_BALANCE_PULL_XLLC : STAT_BALANCE_PULL);
 	left = scx_bpf_dsq_nr_queued(victim);
 	overload_update(victim, left);

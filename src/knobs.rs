@@ -2,7 +2,8 @@
 //! change on a running scx_sis without a reload. Each is a writable BPF global (.data) that the
 //! loader writes through the skeleton's mmapped data section (bpf/knobs.bpf.h).
 //!
-//! Not a knob yet: the group balancer on/off (issue 9): the group balancer does not exist.
+//! Not a knob: the group balancer, whose groups and partitions are set when scx_sis starts
+//! (`--gb-parent`, `--gb-cgroup`, `--partitions`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -103,7 +104,7 @@ impl FromStr for Knob {
             "oracle-every" => Knob::OracleEvery(parse_oracle_every(val).map_err(bad)?),
             "slice-us" => Knob::SliceUs(parse_slice_us(val).map_err(bad)?),
             "gb" | "group-balancer" => {
-                return Err("no group balancer knob: the group balancer does not exist yet (issue 9)".into())
+                return Err("no group balancer knob: the group balancer is set when scx_sis starts (--gb-parent, --gb-cgroup, --partitions)".into())
             }
             _ => {
                 let keys: Vec<_> = KEYS.iter().map(|(k, _)| *k).collect();

@@ -24,6 +24,7 @@
 //! of /proc/PID/sched, else utime+stime of /proc/PID/stat) over a window that starts after the
 //! warm-up.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -419,6 +420,51 @@ impl Drop for Hogs {
     }
 }
 
+/// Sleeps `secs`; with SCX_SIS_FAIR_TRACE=1 in the environment, prints where the hogs are every
+/// half second (`place t=S cpu:nice,nice ...`): what a balancing problem looks like over time.
+fn watch_placement(hogs: &Hogs, secs: f64) {
+    let t0 = Instant::now();
+    if std::env::var_os("SCX_SIS_FAIR_TRACE").is_none() {
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        return;
+    }
+    while t0.elapsed().as_secs_f64() < secs {
+        let mut per_cpu: BTreeMap<usize, Vec<i32>> = BTreeMap::new();
+        for (h, c) in hogs.0.iter().zip(hogs.last_cpus()) {
+            per_cpu.entry(c.unwrap_or(usize::MAX)).or_default().push(h.nice);
+        }
+        let cells: Vec<String> = per_cpu
+            .iter()
+            .map(|(c, n)| format!("{c}:{}", n.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")))
+            .collect();
+        println!("place t={:.1} {}", t0.elapsed().as_secs_f64(), cells.join(" "));
+        if let Some(loads) = cpu_loads() {
+            println!("  load {}", loads.join(" "));
+        }
+        std::thread::sleep(Duration::from_secs_f64((secs - t0.elapsed().as_secs_f64()).clamp(0.0, 0.5)));
+    }
+}
+
+/// A running scx_sis's per-CPU `load/tasks` (and `R` when taken by RT/DL), read from its
+/// cpu_sched_map by map name: what its balancer sees, beside where the hogs are.
+fn cpu_loads() -> Option<Vec<String>> {
+    use libbpf_rs::query::MapInfoIter;
+    use libbpf_rs::{MapCore, MapFlags, MapHandle};
+    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("cpu_sched_map"))?;
+    let map = MapHandle::from_map_id(info.id).ok()?;
+    (0..info.max_entries)
+        .map(|i| {
+            let v = map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??;
+            if v.len() < std::mem::size_of::<crate::bpf_intf::cpu_sched>() {
+                return None;
+            }
+            // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
+            let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
+            Some(format!("{i}:{}/{}{}", c.load, c.nr_runnable, if c.released != 0 { "R" } else { "" }))
+        })
+        .collect()
+}
+
 /// Run time in ns: schedstat (CONFIG_SCHED_INFO), else /proc/PID/sched, else utime+stime.
 fn cpu_ns(pid: libc::pid_t) -> Result<u64> {
     if let Some(ns) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok().and_then(|s| parse_schedstat(&s)) {
@@ -547,7 +593,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         Case::Fork => Some(fork_loop(a.secs)?),
         Case::Sleep => Some(sleep_loop(a.secs)),
         _ => {
-            std::thread::sleep(Duration::from_secs_f64(a.secs));
+            watch_placement(&hogs, a.secs);
             None
         }
     };

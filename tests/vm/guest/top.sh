@@ -110,7 +110,7 @@ chmod 600 /var/run/scx/scx_sis.ctl
 check "socket opened to all: nobody is refused by uid ($reply)" grep -q '^error: permission denied' <<<"$reply"
 "$SCX_SIS" set nosuch=1 2>/dev/null; check_eq "unknown key: exit code" "$?" 2
 "$SCX_SIS" set steal=maybe 2>/dev/null; check_eq "bad value: exit code" "$?" 2
-"$SCX_SIS" set gb=on 2>/dev/null; check_eq "group balancer (not there yet): exit code" "$?" 2
+"$SCX_SIS" set gb=on 2>/dev/null; check_eq "group balancer (not a live knob): exit code" "$?" 2
 check_eq "steal_mode after the refused changes" "$(stats_field steal_mode)" on
 out=$("$SCX_SIS" set sis-mode=linear slice-us=1000 oracle-every=0 steal-scope=all); rc=$?
 check_eq "set four knobs: exit code" "$rc" 0
