@@ -1,18 +1,28 @@
 //! `scx_sis top` without a terminal: recorded stats replies (tests/fixtures/top-*.jsonl, written
 //! by `scx_sis top --json` in the VM test `top`, one per kernel) -> model -> every view rendered
 //! into ratatui's TestBackend at 80x24 and 200x60.
+//!
+//! The recordings ran without the group balancer. top-gb-7.3.jsonl is top-7.3.jsonl with the gb
+//! fields filled in by hand as the stats server serializes them (`gb_stats_shape` checks that):
+//! partitions 0-3 and 4-7 (one per LLC, the default), groups /sys/fs/cgroup/gbtest/a on 0 and b
+//! on 1 as in the VM test `gb`, loads and counters varying per reply.
+
+use std::collections::BTreeMap;
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::Value;
 
+use scx_sis::group::{GbGroupMetrics, GbPartMetrics, GbSample};
 use scx_sis::knobs::Knob;
 use scx_sis::overload::StealMode;
-use scx_sis::stats::Metrics;
+use scx_sis::stats::{Counters, Metrics, Samples};
 use scx_sis::tui::model::{control_key, Conn, Model, Sample, View, ROWS};
-use scx_sis::tui::view;
+use scx_sis::tui::view::{self, GB_OFF};
+use scx_stats::prelude::ToJson;
 
 const FIXTURES: &[&str] = &["top-7.3.jsonl", "top-6.12.jsonl"];
+const GB_FIXTURE: &str = "top-gb-7.3.jsonl";
 const SIZES: &[(u16, u16)] = &[(80, 24), (200, 60)];
 
 fn load(name: &str) -> Vec<Sample> {
@@ -135,9 +145,16 @@ fn every_view_renders_at_both_sizes() {
                 assert!(s.contains(&format!("LLC {id} (CPUs")), "{f} {w}x{h}:\n{s}");
             }
 
+            // recorded without the group balancer
+            m.view = View::Gb;
+            let s = screen(&m, w, h);
+            assert!(s.contains(GB_OFF), "{f} {w}x{h}: gb off:\n{s}");
+            assert!(s.contains("| group balancer |") && s.contains("4 gb"), "{f} {w}x{h}:\n{s}");
+
             m.view = View::Help;
             let s = screen(&m, w, h);
             assert!(s.contains("keys") && s.contains("Ctrl-C"), "{f} {w}x{h}:\n{s}");
+            assert!(s.contains("group balancer: partitions") && !s.contains("does not exist"), "{f} {w}x{h}:\n{s}");
         }
     }
 }
@@ -179,12 +196,138 @@ fn reply_of_another_version() {
 #[test]
 fn tiny_terminal_does_not_panic() {
     let mut m = model_of(&load(FIXTURES[0]));
-    for v in [View::Overview, View::Llc, View::Cpu, View::Help] {
+    let mut gb = model_of(&load(GB_FIXTURE));
+    for v in [View::Overview, View::Llc, View::Cpu, View::Gb, View::Help] {
         m.view = v;
+        gb.view = v;
         for (w, h) in [(1, 1), (10, 3), (40, 8)] {
             screen(&m, w, h);
+            screen(&gb, w, h);
         }
     }
+}
+
+/// The gb fields as the stats server sends them (`Metrics::to_json`, as its reader does), and
+/// the gb fixture in exactly that shape.
+#[test]
+fn gb_stats_shape() {
+    let a = GbGroupMetrics {
+        path: "/sys/fs/cgroup/gbtest/a".into(),
+        cgid: 1234,
+        part: 0,
+        load: 2.5,
+        in_part_pct: 96.0,
+        by_part_mcpu: [(0, 2400), (1, 100)].into(),
+        moves: 1,
+    };
+    let p0 = GbPartMetrics {
+        cpus: "0-3".into(),
+        nr_cpus: 4,
+        load: 3.25,
+        group_load: 2.5,
+        nr_groups: 1,
+        groups: [(0, a)].into(),
+    };
+    let gb = GbSample { enabled: true, parts: [(0, p0)].into(), ..Default::default() };
+    let zero: Counters = [0; scx_sis::bpf_intf::sis_stat_SIS_NR_STATS as usize];
+    let st = Metrics::from_counters(&zero, Samples { gb, ..Default::default() }).to_json().unwrap();
+    assert_eq!(st["gb_enabled"], 1);
+    let want = serde_json::json!({"0": {
+        "cpus": "0-3", "nr_cpus": 4, "load": 3.25, "group_load": 2.5, "nr_groups": 1,
+        "groups": {"0": {
+            "path": "/sys/fs/cgroup/gbtest/a", "cgid": 1234, "part": 0, "load": 2.5,
+            "in_part_pct": 96.0, "by_part_mcpu": {"0": 2400, "1": 100}, "moves": 1,
+        }},
+    }});
+    assert_eq!(st["gb_parts"], want);
+
+    // the fixture: every gb field of a reply, and gb_parts unchanged by a parse and serialize
+    let gb_keys: Vec<&String> = st.as_object().unwrap().keys().filter(|k| k.starts_with("gb_")).collect();
+    assert_eq!(gb_keys.len(), 9, "{gb_keys:?}");
+    for s in load(GB_FIXTURE) {
+        for k in &gb_keys {
+            assert!(s.stats.get(k.as_str()).is_some(), "{GB_FIXTURE}: no {k}");
+        }
+        let parts: BTreeMap<u32, GbPartMetrics> = serde_json::from_value(s.stats["gb_parts"].clone()).unwrap();
+        assert_eq!(serde_json::to_value(&parts).unwrap(), s.stats["gb_parts"]);
+    }
+}
+
+#[test]
+fn gb_view() {
+    let samples = load(GB_FIXTURE);
+    let mut m = model_of(&samples);
+    let last = samples.last().unwrap();
+    let (st, dt) = (&last.stats, last.dt);
+    // rates per second over the reply's interval
+    let r = m.gb_rates().unwrap();
+    for (v, k) in [
+        (r.wake_prev, "gb_wake_prev"),
+        (r.wake_part, "gb_wake_part"),
+        (r.wake_elsewhere, "gb_wake_elsewhere"),
+        (r.move_idle, "gb_move_idle"),
+        (r.move_swap, "gb_move_swap"),
+        (r.steal_pref, "gb_steal_pref"),
+    ] {
+        assert!((v - u(st, k) as f64 / dt).abs() < 1e-9, "{k}");
+    }
+    let parts = st["gb_parts"].as_object().unwrap();
+    assert_eq!(parts.len(), 2);
+    m.view = View::Gb;
+    for &(w, h) in SIZES {
+        let s = screen(&m, w, h);
+        assert!(!s.contains(GB_OFF), "{w}x{h}:\n{s}");
+        assert!(
+            s.contains(&format!(
+                "wake/s  prev {:.0}  part {:.0}  elsewhere {:.0}",
+                r.wake_prev, r.wake_part, r.wake_elsewhere
+            )),
+            "{w}x{h}:\n{s}"
+        );
+        assert!(
+            s.contains(&format!(
+                "move/s  idle {:.1}  swap {:.1}    steal-pref/s {:.1}",
+                r.move_idle, r.move_swap, r.steal_pref
+            )),
+            "{w}x{h}:\n{s}"
+        );
+        let lines: Vec<&str> = s.lines().collect();
+        for (id, p) in parts {
+            // the partition's row, then its groups' rows
+            let i = lines
+                .iter()
+                .position(|l| l.split_whitespace().take(2).eq([id.as_str(), p["cpus"].as_str().unwrap()]))
+                .unwrap_or_else(|| panic!("{w}x{h}: no row for partition {id}:\n{s}"));
+            let cells: Vec<&str> = lines[i].split_whitespace().collect();
+            let load = format!("{:.2}/{}", p["load"].as_f64().unwrap(), u(p, "nr_cpus"));
+            let group_load = format!("{:.2}", p["group_load"].as_f64().unwrap());
+            assert_eq!(cells[2..], [load.as_str(), group_load.as_str()], "{w}x{h}: {}", lines[i]);
+            let groups = p["groups"].as_object().unwrap();
+            assert_eq!(groups.len(), 1);
+            for (k, g) in groups.values().enumerate() {
+                let cells: Vec<&str> = lines[i + 1 + k].split_whitespace().collect();
+                // load on each partition, * on the one it prefers (this one)
+                let by_part: Vec<String> = parts
+                    .keys()
+                    .map(|q| {
+                        let l = u(&g["by_part_mcpu"], q) as f64 / 1000.0;
+                        format!("{l:.2}{}", if q == id { "*" } else { "" })
+                    })
+                    .collect();
+                let mut want = vec![
+                    g["path"].as_str().unwrap().to_string(),
+                    format!("{:.2}", g["load"].as_f64().unwrap()),
+                    format!("{:.1}", g["in_part_pct"].as_f64().unwrap()),
+                    u(g, "moves").to_string(),
+                ];
+                want.extend(by_part);
+                assert_eq!(cells, want, "{w}x{h}: group row {}", lines[i + 1 + k]);
+            }
+        }
+    }
+    // narrower: a path keeps its end
+    let s = screen(&m, 64, 24);
+    assert!(s.contains("…") && s.contains("gbtest/a ") && s.contains("gbtest/b "), "{s}");
 }
 
 #[test]

@@ -175,6 +175,7 @@ fn ui_loop(
             KeyCode::Char('1') => model.view = View::Overview,
             KeyCode::Char('2') => model.view = View::Llc,
             KeyCode::Char('3') => model.view = View::Cpu,
+            KeyCode::Char('4') => model.view = View::Gb,
             KeyCode::Char('?') | KeyCode::Char('h') => model.view = View::Help,
             KeyCode::Char(c) => control(model, c),
             _ => {}

@@ -97,6 +97,30 @@ impl LlcRow {
     }
 }
 
+/// The group balancer's counters, per second over the last interval.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GbRates {
+    pub wake_prev: f64,
+    pub wake_part: f64,
+    pub wake_elsewhere: f64,
+    pub move_idle: f64,
+    pub move_swap: f64,
+    pub steal_pref: f64,
+}
+
+impl GbRates {
+    fn new(m: &Metrics, dt: f64) -> Self {
+        GbRates {
+            wake_prev: per_s(m.gb_wake_prev, dt),
+            wake_part: per_s(m.gb_wake_part, dt),
+            wake_elsewhere: per_s(m.gb_wake_elsewhere, dt),
+            move_idle: per_s(m.gb_move_idle, dt),
+            move_swap: per_s(m.gb_move_swap, dt),
+            steal_pref: per_s(m.gb_steal_pref, dt),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Conn {
     Connected,
@@ -112,6 +136,7 @@ pub enum View {
     Overview,
     Llc,
     Cpu,
+    Gb,
     Help,
 }
 
@@ -186,6 +211,11 @@ impl Model {
             Some(m) => m.llcs.iter().map(|(id, l)| LlcRow::new(*id, l, self.dt)).collect(),
             None => vec![],
         }
+    }
+
+    /// The group balancer's counters as rates; None before the first reply.
+    pub fn gb_rates(&self) -> Option<GbRates> {
+        self.latest.as_ref().map(|m| GbRates::new(m, self.dt))
     }
 
     /// (LLC id, cpulist, [(cpu id, state char)]) per LLC; CPUs in no LLC (offline) last.

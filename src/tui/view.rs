@@ -23,6 +23,7 @@ pub fn render(f: &mut Frame, m: &Model) {
         (_, View::Overview) => render_overview(f, m, body),
         (_, View::Llc) => render_llc(f, m, body),
         (_, View::Cpu) => render_cpu(f, m, body),
+        (_, View::Gb) => render_gb(f, m, body),
     }
     render_footer(f, m, footer);
 }
@@ -32,6 +33,7 @@ fn render_header(f: &mut Frame, m: &Model, area: Rect) {
         View::Overview => "overview",
         View::Llc => "per LLC",
         View::Cpu => "per CPU",
+        View::Gb => "group balancer",
         View::Help => "help",
     };
     let state = match &m.conn {
@@ -60,7 +62,7 @@ fn render_header(f: &mut Frame, m: &Model, area: Rect) {
 }
 
 fn render_footer(f: &mut Frame, m: &Model, area: Rect) {
-    let mut keys = vec![("1", "overview"), ("2", "LLC"), ("3", "CPU"), ("?", "help"), ("q", "quit")];
+    let mut keys = vec![("1", "overview"), ("2", "LLC"), ("3", "CPU"), ("4", "gb"), ("?", "help"), ("q", "quit")];
     if m.control {
         keys.extend([("s", "steal"), ("m", "sis-mode"), ("c", "scope"), ("o", "oracle"), ("+/-", "slice")]);
     }
@@ -226,8 +228,104 @@ fn render_cpu(f: &mut Frame, m: &Model, area: Rect) {
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
+/// What the group balancer view says when scx_sis runs without one.
+pub const GB_OFF: &str = "group balancer off (start scx_sis with --gb-parent PATH or --gb-cgroup PATH)";
+
+/// `s` in `w` columns, its start cut: cgroup paths differ at their end.
+fn tail(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    let cut: String = s.chars().skip(n + 1 - w.max(1)).collect();
+    format!("…{cut}")
+}
+
+fn render_gb(f: &mut Frame, m: &Model, area: Rect) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(" group balancer: partitions, the groups that prefer them; loads in CPUs ");
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let (Some(st), Some(r)) = (&m.latest, m.gb_rates()) else { return };
+    if st.gb_enabled == 0 {
+        f.render_widget(Paragraph::new(GB_OFF).wrap(Wrap { trim: true }), inner);
+        return;
+    }
+    let [counters, table] = Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
+    let mut moves = format!(
+        "move/s  idle {}  swap {}    steal-pref/s {}",
+        fmt_num(r.move_idle, 1),
+        fmt_num(r.move_swap, 1),
+        fmt_num(r.steal_pref, 1)
+    );
+    // a total, not a rate: cgroups that never got group state
+    if st.gb_no_state > 0 {
+        moves.push_str(&format!("    ungrouped (map full) {}", st.gb_no_state));
+    }
+    let lines = vec![
+        Line::from(format!(
+            "wake/s  prev {}  part {}  elsewhere {}",
+            fmt_num(r.wake_prev, 0),
+            fmt_num(r.wake_part, 0),
+            fmt_num(r.wake_elsewhere, 0)
+        )),
+        Line::from(moves),
+    ];
+    f.render_widget(Paragraph::new(lines), counters);
+
+    // the seed's gb_stat per group: its load on each partition, * on the preferred one
+    let by_part = |g: &crate::group::GbGroupMetrics| {
+        let cells: Vec<String> = st
+            .gb_parts
+            .keys()
+            .map(|id| {
+                let l = g.by_part_mcpu.get(id).copied().unwrap_or(0) as f64 / 1000.0;
+                format!("{l:.2}{}", if g.part == *id as u64 { "*" } else { "" })
+            })
+            .collect();
+        cells.join(" ")
+    };
+    let by_part_w = st.gb_parts.values().flat_map(|p| p.groups.values()).map(|g| by_part(g).len()).max().unwrap_or(0);
+    let by_part_w = by_part_w.max(12) as u16;
+    let (part_w, load_w, grp_w, pct_w, moves_w) = (4, 10, 8, 8, 5);
+    let longest = st.gb_parts.values().flat_map(|p| p.groups.values().map(|g| g.path.chars().count() + 2));
+    let want_w = longest.chain(st.gb_parts.values().map(|p| p.cpus.len())).max().unwrap_or(0).max(12) as u16;
+    // at most what is left (6 gaps of 1 between the 7 columns): more, and the table would
+    // squeeze the other columns, cutting the path at its end
+    let left = inner.width.saturating_sub(part_w + load_w + grp_w + pct_w + moves_w + by_part_w + 6);
+    let path_w = want_w.min(left).max(8);
+    let header = TRow::new(
+        ["part", "CPUs / group", "load", "grp load", "in-part%", "moves", "load by part"]
+            .map(|h| Cell::from(h).style(Style::default().add_modifier(Modifier::BOLD))),
+    );
+    let mut rows = vec![];
+    for (id, p) in &st.gb_parts {
+        rows.push(TRow::new(vec![
+            Cell::from(id.to_string()),
+            Cell::from(p.cpus.clone()),
+            Cell::from(format!("{:.2}/{}", p.load, p.nr_cpus)),
+            Cell::from(format!("{:.2}", p.group_load)),
+        ]));
+        for g in p.groups.values() {
+            rows.push(TRow::new(vec![
+                Cell::from(""),
+                Cell::from(format!("  {}", tail(&g.path, path_w as usize - 2))),
+                Cell::from(format!("{:.2}", g.load)),
+                Cell::from(""),
+                Cell::from(format!("{:.1}", g.in_part_pct)),
+                Cell::from(g.moves.to_string()),
+                Cell::from(by_part(g)),
+            ]));
+        }
+    }
+    let widths = [part_w, path_w, load_w, grp_w, pct_w, moves_w, by_part_w].map(Constraint::Length);
+    f.render_widget(Table::new(rows, widths).header(header).column_spacing(1), table);
+}
+
 const HELP: &[(&str, &str)] = &[
     ("1 / 2 / 3", "overview / per-LLC table / per-CPU grid"),
+    ("4", "group balancer: partitions, their groups, its counters"),
     ("? or h", "this help (any view key leaves it)"),
     ("q, Ctrl-C", "quit (the terminal is restored)"),
     ("s", "control: steal on <-> off"),
@@ -251,7 +349,7 @@ fn render_help(f: &mut Frame, area: Rect) {
         Line::from("Control keys need --control and root; the same knobs as `scx_sis set KEY=VALUE`."),
         Line::from("Rates are per second over the last refresh; success, recall, FP are % of that interval."),
         Line::from("CPU grid: . idle, B busy, O overloaded (tasks waiting), F fail-prone (last scan failed)."),
-        Line::from("Group balancer partitions and groups: not shown, the group balancer does not exist yet."),
+        Line::from("Group balancer: loads in CPUs over its last period; * marks a group's preferred partition."),
     ]);
     f.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(Block::default().borders(Borders::TOP).title(" help ")),

@@ -2,7 +2,7 @@
 # top: `scx_sis top` and live knobs (issue 10), under a load (hackbench loop + stress-ng).
 #  1. `scx_sis top` in tmux: two captures of the pane a few refreshes apart both show the
 #     overview, and the numbers in them differ (live); the per-LLC and per-CPU views show a row
-#     per LLC and a cell per CPU.
+#     per LLC and a cell per CPU; the group balancer view says it is off (no --gb-parent here).
 #  2. `scx_sis set steal=off`: the stats show steal_mode off, and the steal counter, read over
 #     the stats socket from 1 s after the change on, stops growing; `steal=on` makes it grow
 #     again. The change is in the scheduler's log.
@@ -70,6 +70,8 @@ check_eq "per-LLC view: a row per LLC" "$(grep -cE '^[0-9]+ +[0-9]' "$SCX_SIS_OU
 tm send-keys -t top 3; sleep 2; tm capture-pane -p -t top >"$SCX_SIS_OUT/top-cpu.txt"
 ncell=$(grep -oE '[0-9]+ [.BOF-]( |$)' "$SCX_SIS_OUT/top-cpu.txt" | wc -l)
 check_eq "per-CPU view: a cell per CPU" "$ncell" "$NPROC"
+tm send-keys -t top 4; sleep 2; tm capture-pane -p -t top >"$SCX_SIS_OUT/top-gb.txt"
+check "group balancer view: off" grep -q 'group balancer off' "$SCX_SIS_OUT/top-gb.txt"
 tm send-keys -t top 1
 
 # --- 2. live toggle: steal off stops the counter within 1 s, on resumes it
