@@ -476,6 +476,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = bpf_get_smp_processor_id();
 	u64 now = scx_bpf_now();
 
+	tick_inject_error();
 	reconcile_busy(cpu);
 	gb_charge_curr(p, cpu, now, false);
 	steal_tick(cpu, now, slice_ns);

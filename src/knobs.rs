@@ -4,6 +4,10 @@
 //!
 //! Not a knob: the group balancer, whose groups and partitions are set when scx_sis starts
 //! (`--gb-parent`, `--gb-cgroup`, `--partitions`).
+//!
+//! Hidden: `inject-error=1`, a test knob (tests/vm/guest/faults.sh): the BPF side calls
+//! scx_bpf_error() at its next tick and the kernel ejects scx_sis. It is in no list of knobs
+//! (help, errors, `scx_sis set` without a key, stats) so nobody sets it by mistake.
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,6 +26,7 @@ pub struct Knobs {
     pub steal_scope: StealScope,
     pub oracle_every: u32,
     pub slice_us: u64,
+    pub inject_error: bool,
 }
 
 impl Default for Knobs {
@@ -32,6 +37,7 @@ impl Default for Knobs {
             steal_scope: StealScope::Llc,
             oracle_every: bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY,
             slice_us: 3000,
+            inject_error: false,
         }
     }
 }
@@ -44,9 +50,10 @@ pub enum Knob {
     StealScope(StealScope),
     OracleEvery(u32),
     SliceUs(u64),
+    InjectError(bool),
 }
 
-/// Keys and what they take, for help texts and errors.
+/// Keys and what they take, for help texts and errors (inject-error is hidden).
 pub const KEYS: &[(&str, &str)] = &[
     ("sis-mode", "full | filter | linear"),
     ("steal", "on | map-only | off"),
@@ -82,6 +89,14 @@ pub fn parse_slice_us(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
+fn parse_inject_error(s: &str) -> Result<bool, String> {
+    match s {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err("want 0 or 1 (a test knob: 1 ejects scx_sis through scx_bpf_error)".into()),
+    }
+}
+
 fn enum_value<T: ValueEnum>(key: &str, v: &str) -> Result<T, String> {
     T::from_str(v, true).map_err(|_| {
         let want = KEYS.iter().find(|(k, _)| *k == key).map_or("", |(_, w)| w);
@@ -103,6 +118,7 @@ impl FromStr for Knob {
             "steal-scope" => Knob::StealScope(enum_value(&key, val)?),
             "oracle-every" => Knob::OracleEvery(parse_oracle_every(val).map_err(bad)?),
             "slice-us" => Knob::SliceUs(parse_slice_us(val).map_err(bad)?),
+            "inject-error" => Knob::InjectError(parse_inject_error(val).map_err(bad)?),
             "gb" | "group-balancer" => {
                 return Err("no group balancer knob: the group balancer is set when scx_sis starts (--gb-parent, --gb-cgroup, --partitions)".into())
             }
@@ -122,6 +138,7 @@ impl fmt::Display for Knob {
             Knob::StealScope(v) => write!(f, "steal-scope={}", v.name()),
             Knob::OracleEvery(v) => write!(f, "oracle-every={v}"),
             Knob::SliceUs(v) => write!(f, "slice-us={v}"),
+            Knob::InjectError(v) => write!(f, "inject-error={}", u8::from(*v)),
         }
     }
 }
@@ -135,6 +152,7 @@ impl Knobs {
             Knob::StealScope(_) => Knob::StealScope(self.steal_scope),
             Knob::OracleEvery(_) => Knob::OracleEvery(self.oracle_every),
             Knob::SliceUs(_) => Knob::SliceUs(self.slice_us),
+            Knob::InjectError(_) => Knob::InjectError(self.inject_error),
         }
     }
 
@@ -145,10 +163,11 @@ impl Knobs {
             Knob::StealScope(v) => self.steal_scope = v,
             Knob::OracleEvery(v) => self.oracle_every = v,
             Knob::SliceUs(v) => self.slice_us = v,
+            Knob::InjectError(v) => self.inject_error = v,
         }
     }
 
-    /// Every knob as `KEY=VALUE`, space-separated.
+    /// Every knob as `KEY=VALUE`, space-separated; not the hidden inject-error.
     pub fn summary(&self) -> String {
         [
             Knob::SisMode(self.sis_mode),
@@ -170,6 +189,7 @@ impl Knobs {
         data.steal_scope = self.steal_scope.to_bpf();
         data.oracle_every = self.oracle_every;
         data.slice_ns = self.slice_us * 1000;
+        data.inject_error = self.inject_error.into();
     }
 }
 
@@ -184,13 +204,24 @@ mod tests {
         assert_eq!("sis-mode=linear".parse::<Knob>(), Ok(Knob::SisMode(SisMode::Linear)));
         assert_eq!("oracle-every=64".parse::<Knob>(), Ok(Knob::OracleEvery(64)));
         assert_eq!("slice-us=500".parse::<Knob>(), Ok(Knob::SliceUs(500)));
+        assert_eq!("inject-error=1".parse::<Knob>(), Ok(Knob::InjectError(true)));
+        assert_eq!("inject_error=0".parse::<Knob>(), Ok(Knob::InjectError(false)));
         assert_eq!(Knob::Steal(StealMode::MapOnly).to_string(), "steal=map-only");
+        assert_eq!(Knob::InjectError(true).to_string(), "inject-error=1");
         for bad in ["steal", "steal=maybe", "oracle-every=3", "slice-us=50", "nope=1", "gb=on"] {
             assert!(bad.parse::<Knob>().is_err(), "{bad} accepted");
         }
+        for bad in ["inject-error=2", "inject-error=on", "inject-error=-1", "inject-error="] {
+            let e = bad.parse::<Knob>().unwrap_err();
+            assert!(e.starts_with("invalid value") && e.contains("for inject-error: want 0 or 1"), "{bad}: {e}");
+        }
+        // hidden: in no list of knobs
+        assert!(!"nope=1".parse::<Knob>().unwrap_err().contains("inject"));
         let mut k = Knobs::default();
         k.set(Knob::Steal(StealMode::Off));
         assert_eq!(k.get(&Knob::Steal(StealMode::On)), Knob::Steal(StealMode::Off));
+        k.set(Knob::InjectError(true));
+        assert_eq!(k.get(&Knob::InjectError(false)), Knob::InjectError(true));
         assert_eq!(k.summary(), "sis-mode=full steal=off steal-scope=llc oracle-every=16 slice-us=3000");
     }
 }

@@ -534,6 +534,7 @@ fn run(opts: Opts) -> Result<()> {
         steal_scope: opts.steal_scope,
         oracle_every: opts.oracle_every,
         slice_us: opts.slice_us,
+        inject_error: false,
     };
     let mut open_object = MaybeUninit::uninit();
     let mut stats_thread = opts.stats;

@@ -131,6 +131,16 @@ fn help_and_version_succeed() {
     }
 }
 
+/// The hidden test knob inject-error: a bad value is refused like any knob's (before the socket
+/// is tried, so with no scx_sis too), and `set --help` lists no such knob.
+#[test]
+fn set_inject_error_is_hidden() {
+    assert_usage_error(&["set", "inject-error=2"], "invalid value \"2\" for inject-error: want 0 or 1");
+    let (code, out, _) = run(&["set", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("slice-us") && !out.contains("inject"), "set --help: {out}");
+}
+
 /// "scx_sis 0.1.0 (git 42b0f7f, x86_64-unknown-linux-gnu)": the hash is 7+ hex digits, with
 /// "-dirty" for a tree with uncommitted changes, or "unknown" outside git.
 fn assert_version(v: &str) {

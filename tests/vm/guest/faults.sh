@@ -15,6 +15,12 @@
 #     ("8 CPUs") and a spinner pinned to cpu5 runs there under scx_sis; then CPUs of both LLCs
 #     go offline and online one by one (HOTPLUG_CPUS): each step is one restart of the same
 #     process with the new CPU count.
+#  5. kernel ejection: under EJECT_HOGS stress-ng cpu hogs, scx_sis -v --exit-dump-len 32768
+#     logs libbpf's and the loader's debug lines; `scx_sis set inject-error=2` is refused (exit
+#     2), `inject-error=1` (hidden test knob: scx_bpf_error from ops.tick) makes the kernel eject
+#     it: state disabled, the loader prints the dump (<= 32768 bytes, its header and CPU states)
+#     and 'EXIT: scx_bpf_error (<message>)', exits 1 without restarting; the hogs run on under
+#     fair. The final kernel-log check skips that one injected ejection (DMESG_INJECTED).
 # At the end: workers all alive, their longest pause < FAULTS_MAX_GAP_MS, clean kernel log.
 # Known kernel bug on 6.12 tolerated as in hotplug.sh: 6.12.117 subtracts the fair server's
 # deadline bandwidth twice while sched_ext is being switched off for a hotplug and the CPU goes
@@ -22,7 +28,7 @@
 # or, in each of 3 runs of this test on 6.12, task_non_contending <- dl_server_stop <- sched_cpu_dying on the
 # dying CPU's migration thread). BPF code cannot reach that accounting; 7.3 never showed it.
 # env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (15), FORK_PARENTS (4),
-#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6")
+#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6"), EJECT_HOGS (4)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
@@ -30,13 +36,15 @@ settle_s=${OVL_SETTLE_S:-15}
 fork_parents=${FORK_PARENTS:-4}
 fork_children=${FORK_CHILDREN:-250}
 hp_cpus=${HOTPLUG_CPUS:-3 6}
+hogs=${EJECT_HOGS:-4}
 late=5
-wpid="" spins=()
+wpid="" spid="" spins=()
 online() { echo "$2" > "/sys/devices/system/cpu/cpu$1/online"; }
 cleanup() {
   cleanup_sched
   [ ${#spins[@]} -gt 0 ] && kill -9 "${spins[@]}" 2>/dev/null
   [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null
+  [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null
   for c in $late $hp_cpus; do online "$c" 1 2>/dev/null; done
 }
 trap cleanup EXIT
@@ -242,6 +250,78 @@ log "workload: $summary"
 gap=$(echo "$summary" | sed -n 's/.*max_gap_ms=\([0-9.]*\).*/\1/p')
 if [ -n "$gap" ]; then check_lt "workload max progress gap ms" "$gap" "$max_gap_ms"
 else fail "no max_gap_ms from the workload: $(cat "$SCX_SIS_OUT/faults-progress.out")"; fi
+
+# ---- 5. kernel ejection (scx_bpf_error) ----
+inj_msg="error injected by scx_sis set inject-error=1 (a test of the exit path)"
+emark="scx_sis-test: faults ejection $$-$RANDOM"; echo "$emark" > /dev/kmsg
+# the hogs keep ops.tick running (it reads the knob) and give the dump tasks to show
+stress-ng -c "$hogs" --timeout 600 --temp-path /tmp >"$SCX_SIS_OUT/faults-eject-stress.out" 2>&1 &
+spid=$!
+for i in $(seq 100); do hog_pids=$(pgrep -P "$spid" | paste -sd ' '); [ "$(wc -w <<<"$hog_pids")" -ge "$hogs" ] && break; snooze 0.1; done
+check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
+# n_on CLASS: how many hogs run under CLASS (ext: ext.enabled 1; fair: ext.enabled 0, SCHED_OTHER)
+n_on() { local p n=0; for p in $hog_pids; do case "$1/$(on_ext "$p")/$(proc_sched "$p" policy)" in ext/1/*|fair/0/0) n=$((n + 1)) ;; esac; done; echo $n; }
+start_sched -v --exit-dump-len 32768 || { fail "scx_sis -v did not attach"; finish; exit 1; }
+# libbpf_to_log (src/main.rs) sends libbpf's debug output to debug!; the loader logs its ops setup
+check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')" \
+  grep -qE "^\[DEBUG\] libbpf: map '[^']+': created successfully" "$SCHED_OUT"
+check "-v: loader debug line ('[DEBUG] ops.flags ...; exit_dump_len 32768')" \
+  grep -qE '^\[DEBUG\] ops\.flags 0x[0-9a-f]+: .*; exit_dump_len 32768$' "$SCHED_OUT"
+sleep 1
+check_eq "hogs on sched_ext" "$(n_on ext)" "$hogs"
+err=$("$SCX_SIS" set inject-error=2 2>&1 >/dev/null); rc=$?
+check_eq "set inject-error=2: exit code ($err)" "$rc" 2
+if [ "$(grep -c . <<<"$err")" = 1 ] && [[ $err == 'scx_sis: error: invalid value "2" for inject-error: '* ]]; then
+  pass "set inject-error=2: one line 'scx_sis: error: invalid value \"2\" for inject-error: ...'"
+else fail "set inject-error=2: '$err'"; fi
+out=$("$SCX_SIS" set 2>&1)
+if [[ $out == *slice-us=* && $out != *inject* ]]; then pass "set (no key) lists no inject-error: $out"
+else fail "set (no key): '$out'"; fi
+check_eq "still attached after the refusal" "$(sched_state)" enabled
+seq3=$(enable_seq) t0=$(ts)
+out=$("$SCX_SIS" set inject-error=1 2>&1); rc=$?
+check_eq "set inject-error=1: exit code ($out)" "$rc" 0
+if wait_state disabled "$DETACH_TMO"; then pass "kernel ejected scx_sis ${WAITED}s after inject-error=1"
+else fail "state $(sched_state) ${WAITED}s after inject-error=1"; fi
+for i in $(seq 200); do kill -0 "$SCHED_PID" 2>/dev/null || break; snooze 0.1; done
+if kill -0 "$SCHED_PID" 2>/dev/null; then
+  fail "loader still running $(since "$t0")s after inject-error=1"; cleanup_sched; rc=""
+else
+  wait "$SCHED_PID"; rc=$?; pass "loader exited $(since "$t0")s after inject-error=1"
+fi
+SCHED_PID=""
+check_eq "loader exit code after the ejection" "$rc" 1
+check_eq "restarts after the error exit / enable_seq" "$(grep -c 'restarting' "$SCHED_OUT")/$(enable_seq)" "0/$seq3"
+# scx_utils' UserExitInfo::report(): "DEBUG DUMP", a rule of 80 '=', a blank line, the dump,
+# a rule; then the error main prints: "scx_sis: error: EXIT: <reason> (<msg>)[ on CPU N]"
+check "exit reason and message: 'scx_sis: error: EXIT: scx_bpf_error ($inj_msg)'" \
+  grep -qF "scx_sis: error: EXIT: scx_bpf_error ($inj_msg)" "$SCHED_OUT"
+dump="$SCX_SIS_OUT/faults-eject-dump.txt"
+awk '/^DEBUG DUMP$/ { d = 1; next } d == 1 && /^=+$/ { d = 2; getline; next } d == 2 && /^=+$/ { exit } d == 2' \
+  "$SCHED_OUT" >"$dump"
+check_eq "dump framed (DEBUG DUMP, 2 rules)" "$(grep -c '^DEBUG DUMP$' "$SCHED_OUT")/$(grep -cE '^={80}$' "$SCHED_OUT")" 1/2
+# the kernel's scx_dump_state(): "<comm>[<pid>] triggered exit kind 1025:" (SCX_EXIT_ERROR_BPF),
+# "  <reason> (<msg>)", "Backtrace:", ..., "CPU states"
+check "dump: 'triggered exit kind 1025'" grep -q 'triggered exit kind 1025' "$dump"
+check "dump: '  scx_bpf_error ($inj_msg)'" grep -qxF "  scx_bpf_error ($inj_msg)" "$dump"
+check "dump: 'CPU states'" grep -qx 'CPU states' "$dump"
+# the dump's bytes and the newline eprintln adds
+dump_b=$(wc -c <"$dump")
+check "dump bytes <= 32768: $dump_b ($(grep -q 'TRUNCATED' "$dump" && echo truncated by the kernel || echo whole))" \
+  test "$dump_b" -gt 0 -a "$dump_b" -le 32768
+klog=$(dmesg_since "$emark")
+check "kernel log: 'sched_ext: BPF scheduler \"scx_sis\" disabled (scx_bpf_error)'" \
+  grep -qF 'sched_ext: BPF scheduler "scx_sis" disabled (scx_bpf_error)' <<<"$klog"
+check "kernel log: 'sched_ext: scx_sis: $inj_msg'" grep -qF "sched_ext: scx_sis: $inj_msg" <<<"$klog"
+check_eq "state after the ejection" "$(sched_state)" disabled
+check_eq "hogs on fair after the ejection" "$(n_on fair)" "$hogs"
+declare -A HR0; for p in $hog_pids; do proc_runtime_ms "$p"; HR0[$p]=$RUNTIME_MS; done
+snooze 1
+ran=0; for p in $hog_pids; do proc_runtime_ms "$p" && [ "$RUNTIME_MS" -gt $(( ${HR0[$p]} + 20 )) ] && ran=$((ran + 1)); done
+check_eq "hogs alive that ran > 20 ms in 1 s under fair" "$ran" "$hogs"
+kill -TERM "$spid"; wait "$spid"; spid=""
+# the one ejection above is not a kernel-log failure; any other is (lib.sh: drop_injected)
+DMESG_INJECTED=$inj_msg
 
 # hotplug exits are expected; anything else is not
 DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\)|unregistered from the main kernel\))|Kernel panic|segfault|general protection'

@@ -141,6 +141,19 @@ kmsg_mark() {
 dmesg_since() {
   dmesg | awk -v m="${1:-$KMSG_MARK}" 'index($0, m) { buf = ""; found = 1; next } found { buf = buf $0 "\n" } END { printf "%s", buf }'
 }
+# drop_injected: the kernel log on stdin without the ejections the test injected: a
+# 'disabled (scx_bpf_error)' line is dropped only when the next line is scx_sis's message
+# $DMESG_INJECTED, with that line and its backtrace; any other ejection stays.
+drop_injected() {
+  [ -n "${DMESG_INJECTED:-}" ] || { cat; return; }
+  awk -v m="sched_ext: scx_sis: $DMESG_INJECTED" '
+    held != "" { if (index($0, m)) { bt = 1; held = ""; next } print held; held = "" }
+    bt && /^\[[ 0-9.]+\]   / { next }
+    { bt = 0 }
+    /sched_ext: BPF scheduler "scx_sis" disabled \(scx_bpf_error\)/ { held = $0; next }
+    { print }
+    END { if (held != "") print held }'
+}
 # Kernel-log lines that mean trouble. A normal detach logs
 # 'sched_ext: BPF scheduler "scx_sis" disabled (unregistered from user space)': allowed.
 DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\))|Kernel panic|segfault|general protection'
@@ -148,9 +161,11 @@ DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime e
 # DMESG_KNOWN (a test may set it): a regex for one known kernel bug's WARNING line. If every
 # WARNING among the bad lines matches it and the rest are its own trace markers, the lines are
 # shown as a NOTE instead of a failure; anything else still fails.
+# DMESG_INJECTED (a test may set it): the message of an error the test injected (scx_sis set
+# inject-error=1): see drop_injected.
 dmesg_check() {
   local bad known rest apart=""
-  bad=$(dmesg_since "${1:-$KMSG_MARK}" | grep -P "$DMESG_BAD")
+  bad=$(dmesg_since "${1:-$KMSG_MARK}" | drop_injected | grep -P "$DMESG_BAD")
   if [ -n "$bad" ] && [ -n "${DMESG_KNOWN:-}" ]; then
     known=$(echo "$bad" | grep -P "$DMESG_KNOWN")
     rest=$(echo "$bad" | grep -vP "$DMESG_KNOWN" | grep -vP '^\[[ 0-9.]+\] (Call Trace:|------------\[ cut here \]------------)$')
