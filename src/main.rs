@@ -181,6 +181,10 @@ enum Cmd {
     #[cfg(feature = "bench")]
     #[command(name = "__gbbench", hide = true)]
     GbBench(scx_sis::bench::gbbench::ProbeArgs),
+    /// The bench's wakelat workload: CPU hogs around cyclictest (internal).
+    #[cfg(feature = "bench")]
+    #[command(name = "__wakelat", hide = true)]
+    WakeLat(scx_sis::bench::wakelat::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -512,6 +516,8 @@ fn run(opts: Opts) -> Result<()> {
         Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
         #[cfg(feature = "bench")]
         Some(Cmd::GbBench(args)) => return scx_sis::bench::gbbench::probe(args),
+        #[cfg(feature = "bench")]
+        Some(Cmd::WakeLat(args)) => return scx_sis::bench::wakelat::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

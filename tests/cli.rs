@@ -68,6 +68,23 @@ fn invalid_options() {
     assert_usage_error(&["bench", "--runs", "lots"], "runs");
 }
 
+/// `bench --suite wakelat`'s run on this host, scheduler aside: the suite's own command (hogs
+/// around cyclictest through the hidden `__wakelat`) through the bench's executor and parser.
+#[cfg(feature = "bench")]
+#[test]
+fn wakelat_run_gives_a_p99() {
+    use scx_sis::bench::executor::{Executor, ProcessExecutor};
+    use scx_sis::bench::workloads::Scale;
+    let sc = Scale { nproc: 1, quick: true, hackbench_groups: None, hackbench_loops: None, duration_s: Some(1) };
+    let suite = scx_sis::bench::wakelat::suite(&sc, Path::new(env!("CARGO_BIN_EXE_scx_sis")));
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("wakelat.txt");
+    let mut ex = ProcessExecutor { abort: Default::default() };
+    let m = ex.run(&suite, &suite.params[0], &raw).unwrap_or_else(|e| panic!("{e}"));
+    let out = std::fs::read_to_string(&raw).unwrap();
+    assert!(m.value > 0.0 && out.contains("wakelat: p99") && out.len() < 100_000, "{out}");
+}
+
 /// Built with --no-default-features: a scheduler without the benchmark harness, and no word
 /// of it in --help.
 #[cfg(not(feature = "bench"))]

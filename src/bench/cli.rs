@@ -15,11 +15,12 @@ use super::workloads::{self, Scale};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
+    /// wakelat (cyclictest wakeup p99 beside one CPU hog per CPU: schbench's stand-in),
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-fork,fair-sleep),
     /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide), gb-sysbench (one
     /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
     /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb").
-    /// [default: hackbench,tbench,netperf,schbench; only the --cmd ones if --cmd is given]
+    /// [default: hackbench,tbench,netperf,schbench,wakelat; only the --cmd ones if --cmd is given]
     #[arg(long, value_name = "LIST")]
     pub suite: Option<String>,
 
@@ -73,7 +74,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub hackbench_loops: Option<u32>,
 
-    /// Seconds per tbench/netperf/schbench run [default: 5, netperf 3; 2/1 with --quick].
+    /// Seconds per tbench/netperf/schbench/wakelat run [default: 5, netperf 3; 2/1 with --quick].
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u32>,
 

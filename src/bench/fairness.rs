@@ -349,12 +349,12 @@ struct Hog {
 
 /// The hogs of one run; all are killed and reaped when it is dropped (error paths included).
 #[derive(Default)]
-struct Hogs(Vec<Hog>);
+pub(super) struct Hogs(Vec<Hog>);
 
 impl Hogs {
     /// Fork a hog at `nice`, pinned to `cpu` if given. Fork without exec, like the issue's
     /// "forked by one parent": only fork placement and balancing can spread them.
-    fn spawn(&mut self, nice: i32, cpu: Option<usize>) -> Result<()> {
+    pub(super) fn spawn(&mut self, nice: i32, cpu: Option<usize>) -> Result<()> {
         let parent = unsafe { libc::getpid() };
         let pid = unsafe { libc::fork() };
         if pid < 0 {

@@ -9,7 +9,8 @@
 //! - `cli`: the command line and the variants and suites it asks for;
 //! - `host`: what is recorded about the machine, and whether it can attach schedulers;
 //! - `plan`: the plan text (--dry-run); `session`: one session start to end (the entry, `run`);
-//! - `workloads`: the suite catalogue; `tools`: the programs the suites need; `parsers`: the
+//! - `workloads`: the suite catalogue (`fairness`, `gbbench`, `wakelat`: suites run through
+//!   hidden scx_sis subcommands); `tools`: the programs the suites need; `parsers`: the
 //!   numbers read from their output; `executor`: runs one workload as child processes;
 //! - `sched`: attach/detach through sysfs, telemetry; `runner`: the interleaved loop over the
 //!   `Controller`/`Executor` traits;
@@ -32,6 +33,7 @@ pub mod sched;
 pub mod session;
 pub mod statistics;
 pub mod tools;
+pub mod wakelat;
 pub mod workloads;
 
 pub use cli::{build_suites, build_variants, split_args, BenchArgs};

@@ -62,6 +62,8 @@ pub enum Parser {
     Netperf,
     /// schbench: p99 of the last `Wakeup Latencies` block (usec).
     Schbench,
+    /// cyclictest -h: p99 of the histogram over all threads (usec).
+    Cyclictest,
     /// First capture group (or the whole match) of a regex.
     Regex(String),
     /// The workload's wall-clock time (seconds).

@@ -64,6 +64,112 @@ pub fn parse_schbench(out: &str) -> Option<f64> {
     last
 }
 
+/// What a cyclictest histogram (`-h US`: one row per microsecond, one column per thread) says
+/// about wakeup latency, all threads together, in microseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WakeLatencies {
+    pub threads: usize,
+    /// Wakeups measured, the ones beyond the histogram included.
+    pub samples: u64,
+    /// Wakeups at or beyond the histogram's last row.
+    pub overflows: u64,
+    pub p99_us: f64,
+    /// p99 lies beyond the histogram: `p99_us` is then the max, an upper bound.
+    pub p99_overflowed: bool,
+    pub avg_us: f64,
+    pub max_us: f64,
+}
+
+/// Per-thread numbers of a `# NAME: N N ...` summary line of cyclictest, if `line` is one.
+fn cyclictest_summary(line: &str, name: &str) -> Option<Result<Vec<u64>, String>> {
+    let rest = line.strip_prefix("# ")?.strip_prefix(name)?.strip_prefix(':')?;
+    let vals: Option<Vec<u64>> = rest.split_whitespace().map(|t| t.parse().ok()).collect();
+    Some(vals.filter(|v| !v.is_empty()).ok_or_else(|| format!("bad '# {name}:' line: {line:?}")))
+}
+
+/// cyclictest `-q -h US` output: the rows after `# Histogram` (`BUCKET COUNT...`; all-zero rows
+/// may be left out), then `# Total:` (counts in the rows), `# Avg Latencies:`, `# Max
+/// Latencies:` and `# Histogram Overflows:`, one number per thread. p99 is the nearest rank over
+/// all samples, overflows included: when it falls beyond the rows, it is reported as the max.
+pub fn cyclictest_latencies(out: &str) -> Result<WakeLatencies, String> {
+    let (mut rows, mut in_rows) = (Vec::<(u64, Vec<u64>)>::new(), false);
+    let (mut total, mut avg, mut max, mut over) = (None, None, None, None);
+    for line in out.lines().map(str::trim) {
+        // cyclictest turns SCHED_OTHER into SCHED_FIFO when given a priority (even -p 0 after
+        // --policy=other): that would measure the RT class, not the scheduler under test
+        if line.contains("defaulting realtime priority") || line.contains("setting policy to SCHED_FIFO") {
+            return Err(format!("cyclictest ran its threads real-time ({line:?}): not a fair-class wakeup"));
+        }
+        if line == "# Histogram" {
+            (rows, in_rows) = (vec![], true);
+            continue;
+        }
+        for (name, slot) in [
+            ("Total", &mut total),
+            ("Avg Latencies", &mut avg),
+            ("Max Latencies", &mut max),
+            ("Histogram Overflows", &mut over),
+        ] {
+            if let Some(v) = cyclictest_summary(line, name) {
+                *slot = Some(v?);
+                in_rows = false;
+            }
+        }
+        if in_rows && !line.starts_with('#') {
+            let nums: Option<Vec<u64>> = line.split_whitespace().map(|t| t.parse().ok()).collect();
+            match nums {
+                Some(v) if v.len() >= 2 => rows.push((v[0], v[1..].to_vec())),
+                _ => return Err(format!("bad histogram row {line:?}")),
+            }
+        }
+    }
+    let total = total.ok_or("no '# Total:' line (no histogram: was cyclictest run with -h, to the end?)")?;
+    let (avg, max, over) = match (avg, max, over) {
+        (Some(a), Some(m), Some(o)) => (a, m, o),
+        _ => return Err("no '# Avg Latencies:', '# Max Latencies:' or '# Histogram Overflows:' line".into()),
+    };
+    let threads = total.len();
+    if [avg.len(), max.len(), over.len()].iter().any(|&n| n != threads) {
+        return Err(format!("the summary lines disagree on the number of threads ({threads} in '# Total:')"));
+    }
+    let mut sums = vec![0u64; threads];
+    for (i, (bucket, counts)) in rows.iter().enumerate() {
+        if counts.len() != threads {
+            return Err(format!("histogram row {bucket} has {} columns for {threads} threads", counts.len()));
+        }
+        if i > 0 && rows[i - 1].0 >= *bucket {
+            return Err(format!("histogram rows out of order at {bucket}"));
+        }
+        sums.iter_mut().zip(counts).for_each(|(s, c)| *s += c);
+    }
+    if sums != total {
+        return Err(format!("histogram rows add up to {sums:?}, '# Total:' says {total:?} (output cut short?)"));
+    }
+    let per_thread: Vec<u64> = total.iter().zip(&over).map(|(t, o)| t + o).collect();
+    let samples: u64 = per_thread.iter().sum();
+    if samples == 0 {
+        return Err("cyclictest measured no wakeup".into());
+    }
+    let max_us = *max.iter().max().unwrap() as f64;
+    // nearest rank: the smallest latency with at least 99% of the samples at or below it
+    let rank = (samples * 99).div_ceil(100);
+    let mut seen = 0;
+    let p99_in_rows = rows.iter().find_map(|(bucket, counts)| {
+        seen += counts.iter().sum::<u64>();
+        (seen >= rank).then_some(*bucket as f64)
+    });
+    let weighted: u64 = avg.iter().zip(&per_thread).map(|(a, n)| a * n).sum();
+    Ok(WakeLatencies {
+        threads,
+        samples,
+        overflows: over.iter().sum(),
+        p99_us: p99_in_rows.unwrap_or(max_us),
+        p99_overflowed: p99_in_rows.is_none(),
+        avg_us: weighted as f64 / samples as f64,
+        max_us,
+    })
+}
+
 /// First capture group of `re` (or its whole match) in the last line that matches, as a number.
 pub fn parse_regex(re: &Regex, out: &str) -> Option<f64> {
     out.lines()
@@ -82,6 +188,10 @@ pub fn parse(parser: &Parser, out: &str, wall_s: f64) -> Result<f64, String> {
         Parser::Tbench => (parse_tbench(out), "no 'Throughput X MB/sec' line"),
         Parser::Netperf => (parse_netperf(out), "no netperf result line"),
         Parser::Schbench => (parse_schbench(out), "no '99.0th' wakeup latency"),
+        Parser::Cyclictest => match cyclictest_latencies(out) {
+            Ok(l) => (Some(l.p99_us), ""),
+            Err(e) => return Err(format!("cannot read the result: {e}")),
+        },
         Parser::Regex(re) => {
             let re = Regex::new(re).map_err(|e| format!("bad --metric regex: {e}"))?;
             (parse_regex(&re, out), "no line matches the --metric regex")
@@ -136,6 +246,52 @@ mod tests {
         assert_eq!(parse_schbench(SCHBENCH_INTERVALS), Some(53312.0));
         assert_eq!(parse_schbench(SCHBENCH_OLD), Some(74112.0));
         assert_eq!(parse_schbench("setting worker threads to 8\n"), None);
+    }
+
+    // cyclictest 2.40 (rt-tests), SCHED_OTHER threads beside 2 CPU hogs on the 2-CPU dev host:
+    // p99 inside the histogram, and (a 100 us histogram) beyond it.
+    const CYCLICTEST: &str = include_str!("testdata/cyclictest-t2-h2000.txt");
+    const CYCLICTEST_OVER: &str = include_str!("testdata/cyclictest-t2-h100.txt");
+
+    #[test]
+    fn cyclictest_histogram() {
+        let l = cyclictest_latencies(CYCLICTEST).unwrap();
+        // 2825 + 2829 in the rows, 18 + 24 beyond: rank ceil(0.99 * 5696) = 5640 is reached
+        // exactly at 1380 us (5637 below it); without the overflows it would be lower
+        assert_eq!((l.threads, l.samples, l.overflows), (2, 5696, 42));
+        assert_eq!((l.p99_us, l.p99_overflowed, l.max_us), (1380.0, false, 32154.0));
+        // per-thread averages 136 and 130 weighted by 2843 and 2853 samples
+        assert!((l.avg_us - 132.9947).abs() < 1e-3, "{}", l.avg_us);
+        assert_eq!(parse(&Parser::Cyclictest, CYCLICTEST, 9.0), Ok(1380.0));
+
+        // 263 of 5798 beyond 100 us: p99 is out of the rows, reported as the max
+        let o = cyclictest_latencies(CYCLICTEST_OVER).unwrap();
+        assert_eq!((o.samples, o.overflows), (5798, 263));
+        assert_eq!((o.p99_us, o.p99_overflowed), (105878.0, true));
+    }
+
+    #[test]
+    fn cyclictest_bad_output() {
+        let err = |out: &str| cyclictest_latencies(out).unwrap_err();
+        assert!(err("").contains("no '# Total:'"));
+        assert!(err("Usage:\ncyclictest <options>\n").contains("no '# Total:'"));
+        assert!(parse(&Parser::Cyclictest, "garbage\n", 1.0).unwrap_err().starts_with("cannot read the result"));
+        // cut short in the middle of the rows
+        assert!(err(&CYCLICTEST[..CYCLICTEST.len() / 2]).contains("no '# Total:'"));
+        // a row lost
+        let lost = CYCLICTEST.replacen("000080 000018\t000050\n", "", 1);
+        assert_ne!(lost, CYCLICTEST);
+        assert!(err(&lost).contains("add up to"), "{}", err(&lost));
+        assert!(err(&CYCLICTEST.replacen("000080 000018\t", "000080 x\t", 1)).contains("bad histogram row"));
+        assert!(err(&CYCLICTEST.replacen("# Max Latencies: 32154", "# Max Latencies: ?", 1)).contains("bad"));
+        assert!(
+            err(&CYCLICTEST.replacen("# Max Latencies: 32154 31847", "# Max Latencies: 32154", 1)).contains("disagree")
+        );
+        // -p after --policy=other: cyclictest measured SCHED_FIFO threads
+        assert!(err(&format!("defaulting realtime priority to 3\n{CYCLICTEST}")).contains("real-time"));
+        let none = "# Histogram\n000000 000000\n# Total: 000000000\n# Avg Latencies: 00000\n\
+                    # Max Latencies: 00000\n# Histogram Overflows: 00000\n";
+        assert!(err(none).contains("no wakeup"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ fn tools(suite: &str) -> &'static [(&'static str, &'static str)] {
         "netperf-udp" | "netperf-tcp" => &[("netperf", "netperf"), ("netserver", "netperf")],
         "schbench" => &[("schbench", "schbench")],
         "gb-sysbench" => &[("sysbench", "sysbench")],
+        "wakelat" => &[("cyclictest", "rt-tests")],
         _ => &[],
     }
 }

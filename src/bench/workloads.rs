@@ -1,5 +1,6 @@
-//! The suite catalogue: the built-in suites (hackbench, tbench, netperf, schbench) sized to the
-//! machine, custom `--cmd` suites, and the expansion of a --suite list.
+//! The suite catalogue: the built-in suites (hackbench, tbench, netperf, schbench, and wakelat
+//! in wakelat.rs) sized to the machine, custom `--cmd` suites, and the expansion of a --suite
+//! list.
 //!
 //! The tools the suites need are in `tools`, the output parsers in `parsers`, the process
 //! executor in `executor`; their items are re-exported here under their old paths.
@@ -19,6 +20,8 @@ pub const BUILTIN: &[&str] = &[
     "netperf-udp",
     "netperf-tcp",
     "schbench",
+    // schbench's stand-in: cyclictest wakeup p99 beside one hog per CPU (wakelat.rs)
+    "wakelat",
     // `fairness` = every fair-* suite (fairness.rs)
     "fairness",
     "fair-nice1",
@@ -35,7 +38,9 @@ pub const BUILTIN: &[&str] = &[
     // group balancer (issue 9): sysbench memory, one cgroup per LLC (gbbench.rs)
     "gb-sysbench",
 ];
-pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench";
+/// wakelat is one row (about 7 s a run): cheap, and on Debian, where schbench is skipped, the
+/// only wakeup latency measured.
+pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench,wakelat";
 
 /// Sizes of the built-in suites.
 #[derive(Clone, Debug)]
@@ -46,7 +51,7 @@ pub struct Scale {
     pub hackbench_groups: Option<Vec<u32>>,
     /// hackbench -l (default 100, quick 20).
     pub hackbench_loops: Option<u32>,
-    /// Seconds per tbench/netperf/schbench run (default 5, 3 for netperf; quick 2, 1).
+    /// Seconds per tbench/netperf/schbench/wakelat run (default 5, 3 for netperf; quick 2, 1).
     pub duration_s: Option<u32>,
 }
 
@@ -224,6 +229,10 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             "netperf-tcp" => vec![netperf(sc, "tcp")],
             "schbench" => vec![schbench(sc)],
             super::gbbench::NAME => vec![super::gbbench::suite(sc)],
+            super::wakelat::NAME => {
+                let exe = std::env::current_exe().unwrap_or_else(|_| "scx_sis".into());
+                vec![super::wakelat::suite(sc, &exe)]
+            }
             other => super::fairness::resolve(other, sc).ok_or_else(|| {
                 format!("unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)", BUILTIN.join(", "))
             })?,
@@ -288,5 +297,8 @@ mod tests {
             assert!(k.reason.contains("not found on PATH"), "{k:?}");
         }
         assert_eq!(got.len() + skipped.len(), 3);
+        // wakelat runs this binary's hidden probe around cyclictest (rt-tests: mandatory)
+        let w = resolve("wakelat", &sc, &mut skipped).unwrap();
+        assert_eq!((w.len(), w[0].params[0].command[1].as_str()), (1, "__wakelat"));
     }
 }

@@ -1,0 +1,205 @@
+//! The `wakelat` suite of `scx_sis bench`: how soon a woken normal task runs when every CPU is
+//! busy ("bounded latency" in the guide). It stands in for issue 8's schbench wakeup p99, as
+//! schbench is not packaged by Debian: cyclictest (rt-tests, installed for hackbench anyway)
+//! with one SCHED_OTHER thread per CPU, unpinned, each waking every millisecond, beside one
+//! nice-0 CPU hog per CPU. The metric is p99 of all the threads' wakeup latencies.
+//!
+//! Each run is `scx_sis __wakelat --hogs N --warmup W -- cyclictest ...` (hidden subcommand): it
+//! forks the hogs (fairness.rs's, killed on every way out), runs cyclictest, and prints its
+//! output without the histogram's all-zero rows (HIST_US rows otherwise, megabytes per run) and a
+//! summary line; the suite's parser reads p99 from that histogram.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::fairness::Hogs;
+use super::model::{Param, Parser, Suite};
+use super::parsers::cyclictest_latencies;
+use super::statistics::Direction;
+use super::workloads::Scale;
+use crate::error::usage_err;
+
+pub const NAME: &str = "wakelat";
+
+/// Histogram rows (1 us each): a saturated 8-vCPU TCG guest wakes in tens of ms, and p99 must
+/// stay inside the rows (beyond them only the max is known); 800 KB per thread.
+pub const HIST_US: u32 = 100_000;
+const INTERVAL_US: u32 = 1000;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProbeArgs {
+    /// CPU hogs (nice 0, unpinned) running beside the command.
+    #[arg(long)]
+    pub hogs: usize,
+    /// Seconds the hogs run before the command starts.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// The cyclictest command line.
+    #[arg(last = true, required = true, value_name = "CYCLICTEST")]
+    pub command: Vec<String>,
+}
+
+/// No -p: given after --policy=other, even -p 0 makes cyclictest's threads SCHED_FIFO.
+pub fn cyclictest_command(threads: usize, secs: u32) -> Vec<String> {
+    let (t, i, d, h) = (threads.to_string(), INTERVAL_US.to_string(), secs.to_string(), HIST_US.to_string());
+    ["cyclictest", "--policy=other", "-t", &t, "-i", &i, "-D", &d, "-q", "-m", "-h", &h].map(String::from).to_vec()
+}
+
+/// The suite; `exe` is the scx_sis binary that runs the probe.
+pub fn suite(sc: &Scale, exe: &Path) -> Suite {
+    let n = sc.nproc.max(1);
+    let secs = sc.duration_s.unwrap_or(if sc.quick { 2 } else { 5 });
+    let warm: f64 = if sc.quick { 0.5 } else { 1.0 };
+    let mut command = vec![
+        exe.to_string_lossy().into_owned(),
+        "__wakelat".into(),
+        "--hogs".into(),
+        n.to_string(),
+        "--warmup".into(),
+        warm.to_string(),
+        "--".into(),
+    ];
+    command.extend(cyclictest_command(n, secs));
+    Suite {
+        name: NAME.into(),
+        title: "wakelat-cyclictest-under-hogs".into(),
+        metric: format!(
+            "p99 wakeup latency of {n} SCHED_OTHER cyclictest threads (-i {INTERVAL_US}) beside {n} CPU hogs, \
+             unpinned; {secs} s after {warm} s (rows: hogs+threads)"
+        ),
+        unit: "usec".into(),
+        direction: Direction::LowerIsBetter,
+        parser: Parser::Cyclictest,
+        server: None,
+        timeout_s: secs as u64 + warm.ceil() as u64 + 120,
+        params: vec![Param { label: format!("{n}+{n}"), command }],
+    }
+}
+
+/// A histogram row with no sample: digits only, every count 0.
+fn is_empty_row(line: &str) -> bool {
+    let mut toks = line.split_whitespace();
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let bucket = toks.next().is_some_and(digits);
+    let mut counts = toks.peekable();
+    bucket && counts.peek().is_some() && counts.all(|t| digits(t) && t.bytes().all(|b| b == b'0'))
+}
+
+/// `out` without the histogram's all-zero rows, and how many were left out.
+pub fn without_empty_rows(out: &str) -> (String, usize) {
+    let mut kept = String::with_capacity(out.len().min(1 << 20));
+    let mut dropped = 0;
+    for line in out.lines() {
+        if is_empty_row(line) {
+            dropped += 1;
+        } else {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    (kept, dropped)
+}
+
+/// Entry of `scx_sis __wakelat`.
+pub fn probe(a: &ProbeArgs) -> Result<()> {
+    if !(0.0..=600.0).contains(&a.warmup) {
+        return Err(usage_err(format!("__wakelat --warmup {}: expected 0..=600", a.warmup)));
+    }
+    let mut hogs = Hogs::default();
+    for _ in 0..a.hogs {
+        hogs.spawn(0, None)?;
+    }
+    std::thread::sleep(Duration::from_secs_f64(a.warmup));
+    let mut cmd = Command::new(&a.command[0]);
+    cmd.args(&a.command[1..]).stdin(Stdio::null());
+    // a probe killed by hand must not leave cyclictest behind
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let out = cmd.output().with_context(|| format!("starting {}", a.command[0]));
+    drop(hogs);
+    let out = out?;
+    // warnings (stderr) first, as cyclictest prints them before it starts
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    let (kept, dropped) = without_empty_rows(&text);
+    println!("$ {}", a.command.join(" "));
+    print!("{kept}");
+    if !out.status.success() {
+        bail!("{} failed ({})", a.command[0], out.status);
+    }
+    let l = cyclictest_latencies(&text).map_err(|e| anyhow!(e))?;
+    println!(
+        "wakelat: p99 {:.0} us{}, avg {:.0} us, max {:.0} us; {} wakeups of {} threads beside {} hogs, {} beyond \
+         the histogram ({dropped} all-zero histogram rows not shown)",
+        l.p99_us,
+        if l.p99_overflowed { " (beyond the histogram: the max)" } else { "" },
+        l.avg_us,
+        l.max_us,
+        l.samples,
+        l.threads,
+        a.hogs,
+        l.overflows
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::parsers::parse;
+
+    const CYCLICTEST: &str = include_str!("testdata/cyclictest-t2-h2000.txt");
+
+    fn scale(quick: bool, duration_s: Option<u32>) -> Scale {
+        Scale { nproc: 8, quick, hackbench_groups: None, hackbench_loops: None, duration_s }
+    }
+
+    #[test]
+    fn suite_commands() {
+        let s = suite(&scale(false, None), Path::new("/x/scx_sis"));
+        assert_eq!(
+            s.params[0].command.join(" "),
+            "/x/scx_sis __wakelat --hogs 8 --warmup 1 -- cyclictest --policy=other -t 8 -i 1000 -D 5 -q -m -h 100000"
+        );
+        assert_eq!(
+            (s.params[0].label.as_str(), s.direction, &s.parser),
+            ("8+8", Direction::LowerIsBetter, &Parser::Cyclictest)
+        );
+        let q = suite(&scale(true, Some(3)), Path::new("/x/scx_sis"));
+        assert_eq!(q.params[0].command[2..7].join(" "), "--hogs 8 --warmup 0.5 --");
+        assert!(q.params[0].command.join(" ").contains(" -D 3 "));
+        // no priority: cyclictest would make the threads SCHED_FIFO
+        assert!(!cyclictest_command(2, 1).iter().any(|w| w == "-p" || w.starts_with("--priority")));
+    }
+
+    #[test]
+    fn empty_rows_left_out() {
+        assert!(is_empty_row("000123 000000\t000000"));
+        assert!(!is_empty_row("000123 000000\t000001"));
+        assert!(!is_empty_row("000123"));
+        assert!(!is_empty_row("# Total: 000000000 000000000"));
+        let (kept, dropped) = without_empty_rows(CYCLICTEST);
+        assert!(dropped > 1000 && kept.len() < CYCLICTEST.len() / 2, "{dropped}");
+        assert_eq!(kept.lines().count() + dropped, CYCLICTEST.lines().count());
+        assert_eq!(cyclictest_latencies(&kept), cyclictest_latencies(CYCLICTEST));
+    }
+
+    /// The real probe, briefly, on this host (no scheduler needed): hogs, then cyclictest.
+    #[test]
+    fn probe_runs_cyclictest() {
+        let a = ProbeArgs { hogs: 1, warmup: 0.0, command: cyclictest_command(1, 1) };
+        probe(&a).unwrap();
+        let bad = ProbeArgs { hogs: 1, warmup: 0.0, command: vec!["false".into()] };
+        assert!(probe(&bad).unwrap_err().to_string().contains("false failed"));
+        let e = probe(&ProbeArgs { warmup: -1.0, ..a }).unwrap_err();
+        assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+        assert!(parse(&Parser::Cyclictest, "wakelat: p99 5 us\n", 1.0).is_err());
+    }
+}
