@@ -80,6 +80,9 @@ rm -f "$rcfile" "$dmesgfile"
   echo '#!/bin/bash'
   echo "cd $(printf %q "$repo") || exit 125"
   echo 'echo "vm.sh: guest up: $(uname -r), $(nproc) CPUs" >/dev/kmsg 2>/dev/null'
+  # the guest has only lo: glibc's AI_ADDRCONFIG then refuses IPv4 names, 127.0.0.1 included
+  # (netperf: "could not resolve 127.0.0.1"); a non-127 address on lo counts as configured
+  echo 'ip link set lo up 2>/dev/null; ip addr add 10.254.0.1/32 dev lo 2>/dev/null'
   printf '%q ' "$@"; echo
   echo 'rc=$?'
   echo "dmesg > $(printf %q "$dmesgfile") 2>&1"
