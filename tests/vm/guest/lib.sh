@@ -146,11 +146,12 @@ dmesg_since() {
 # $DMESG_INJECTED, with that line and its backtrace; any other ejection stays.
 drop_injected() {
   [ -n "${DMESG_INJECTED:-}" ] || { cat; return; }
-  awk -v m="sched_ext: scx_sis: $DMESG_INJECTED" '
-    held != "" { if (index($0, m)) { bt = 1; held = ""; next } print held; held = "" }
+  # the ops name is scx_sis_<version>_<target>; the message may start with "FILE:LINE: "
+  awk -v m="$DMESG_INJECTED" '
+    held != "" { if (/sched_ext: scx_sis[^ ]*: / && index($0, m)) { bt = 1; held = ""; next } print held; held = "" }
     bt && /^\[[ 0-9.]+\]   / { next }
     { bt = 0 }
-    /sched_ext: BPF scheduler "scx_sis" disabled \(scx_bpf_error\)/ { held = $0; next }
+    /sched_ext: BPF scheduler "scx_sis[^"]*" disabled \(scx_bpf_error\)/ { held = $0; next }
     { print }
     END { if (held != "") print held }'
 }
