@@ -163,7 +163,7 @@ enum sis_stat {
 	STAT_BALANCE_PULL,		/* tasks pulled from a busier CPU of the LLC */
 	STAT_BALANCE_PULL_XLLC,		/* ... from a busier CPU of another LLC */
 	STAT_BALANCE_LOOK,		/* busy CPUs' looks for a busier one (rate-limited) */
-	STAT_BALANCE_NO_GAP,		/* ... that found no load gap a nice-0 task could narrow */
+	STAT_BALANCE_NO_GAP,		/* ... that found no busier overloaded CPU to pull from */
 	STAT_BALANCE_UNMOVABLE,		/* ... that found one, but no queued task whose move narrows it */
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */

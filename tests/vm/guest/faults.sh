@@ -57,11 +57,16 @@ wpid=$!
 for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 workers=$(cat "$pidfile")
 check_eq "progress workers started" "$(wc -l <"$pidfile")" "$NPROC"
-# n_ext: how many workers the sched_ext class runs
-n_ext() { local p n=0; for p in $workers; do [ "$(on_ext "$p")" = 1 ] && n=$((n + 1)); done; echo $n; }
-# runtimes: RT[pid] = each worker's run time (ms) now
-declare -A RT
-runtimes() { local p; for p in $workers; do proc_runtime_ms "$p"; RT[$p]=$RUNTIME_MS; done; }
+# n_ext [PIDS]: how many of PIDS (default: the workers) the sched_ext class runs
+n_ext() { local p n=0; for p in ${1:-$workers}; do [ "$(on_ext "$p")" = 1 ] && n=$((n + 1)); done; echo $n; }
+# n_ran PIDS: how many of PIDS run > 20 ms over the next second (alive and scheduled)
+n_ran() {
+  local p n=0; local -A r0
+  for p in $1; do proc_runtime_ms "$p" && r0[$p]=$RUNTIME_MS; done
+  snooze 1
+  for p in $1; do proc_runtime_ms "$p" && [ "$RUNTIME_MS" -gt $(( ${r0[$p]:-0} + 20 )) ] && n=$((n + 1)); done
+  echo $n
+}
 
 # ---- 1. SIGKILL of the loader ----
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
@@ -75,10 +80,7 @@ else fail "state $(sched_state) ${WAITED}s after SIGKILL"; fi
 wait "$killed"; check_eq "loader exit status" "$?" 137
 SCHED_PID=""
 check_eq "workers on sched_ext after the SIGKILL" "$(n_ext)" 0
-runtimes; declare -A RT0; for p in $workers; do RT0[$p]=${RT[$p]}; done
-sleep 1; runtimes
-ran=0; for p in $workers; do [ "${RT[$p]}" -gt $(( ${RT0[$p]} + 20 )) ] && ran=$((ran + 1)); done
-check_eq "workers that ran > 20 ms in 1 s under fair" "$ran" "$NPROC"
+check_eq "workers that ran > 20 ms in 1 s under fair" "$(n_ran "$workers")" "$NPROC"
 JSON="$SCX_SIS_OUT/faults-ovl.json"; rm -f "$JSON"
 if start_sched --stats-out "$JSON"; then pass "a new scx_sis attached right after (${ATTACH_S}s)"
 else fail "no new scx_sis after the SIGKILL"; finish; exit 1; fi
@@ -262,8 +264,8 @@ stress-ng -c "$hogs" --timeout 600 --temp-path /tmp >"$SCX_SIS_OUT/faults-eject-
 spid=$!
 for i in $(seq 100); do hog_pids=$(pgrep -P "$spid" | paste -sd ' '); [ "$(wc -w <<<"$hog_pids")" -ge "$hogs" ] && break; snooze 0.1; done
 check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
-# n_on CLASS: how many hogs run under CLASS (ext: ext.enabled 1; fair: ext.enabled 0, SCHED_OTHER)
-n_on() { local p n=0; for p in $hog_pids; do case "$1/$(on_ext "$p")/$(proc_sched "$p" policy)" in ext/1/*|fair/0/0) n=$((n + 1)) ;; esac; done; echo $n; }
+# n_fair: how many hogs the fair class runs (ext.enabled 0, SCHED_OTHER)
+n_fair() { local p n=0; for p in $hog_pids; do [ "$(on_ext "$p")/$(proc_sched "$p" policy)" = 0/0 ] && n=$((n + 1)); done; echo $n; }
 start_sched -v --exit-dump-len 32768 || { fail "scx_sis -v did not attach"; finish; exit 1; }
 # libbpf_to_log (src/main.rs) sends libbpf's debug output to debug!; the loader logs its ops setup
 check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')" \
@@ -271,7 +273,7 @@ check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')"
 check "-v: loader debug line ('[DEBUG] ops.flags ...; exit_dump_len 32768')" \
   grep -qE '^\[DEBUG\] ops\.flags 0x[0-9a-f]+: .*; exit_dump_len 32768$' "$SCHED_OUT"
 sleep 1
-check_eq "hogs on sched_ext" "$(n_on ext)" "$hogs"
+check_eq "hogs on sched_ext" "$(n_ext "$hog_pids")" "$hogs"
 err=$("$SCX_SIS" set inject-error=2 2>&1 >/dev/null); rc=$?
 check_eq "set inject-error=2: exit code ($err)" "$rc" 2
 if [ "$(grep -c . <<<"$err")" = 1 ] && [[ $err == 'scx_sis: error: invalid value "2" for inject-error: '* ]]; then
@@ -320,11 +322,8 @@ check "kernel log: 'sched_ext: BPF scheduler \"scx_sis...\" disabled (scx_bpf_er
 check "kernel log: 'sched_ext: scx_sis...: ...$inj_msg'" \
   eval 'grep -E "sched_ext: scx_sis[^ ]*: " <<<"$klog" | grep -qF "$inj_msg"'
 check_eq "state after the ejection" "$(sched_state)" disabled
-check_eq "hogs on fair after the ejection" "$(n_on fair)" "$hogs"
-declare -A HR0; for p in $hog_pids; do proc_runtime_ms "$p"; HR0[$p]=$RUNTIME_MS; done
-snooze 1
-ran=0; for p in $hog_pids; do proc_runtime_ms "$p" && [ "$RUNTIME_MS" -gt $(( ${HR0[$p]} + 20 )) ] && ran=$((ran + 1)); done
-check_eq "hogs alive that ran > 20 ms in 1 s under fair" "$ran" "$hogs"
+check_eq "hogs on fair after the ejection" "$(n_fair)" "$hogs"
+check_eq "hogs alive that ran > 20 ms in 1 s under fair" "$(n_ran "$hog_pids")" "$hogs"
 kill -TERM "$spid"; wait "$spid"; spid=""
 # the one ejection above is not a kernel-log failure; any other is (lib.sh: drop_injected)
 DMESG_INJECTED=$inj_msg
