@@ -45,7 +45,7 @@ tally() {
 }
 tests8="badinput smoke partial hotswap hotplug sis steal bench_smoke top fairness cgweight rt pinned gb faults soak"
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants run at 8)
-big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full smoke sis)
+big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60 smoke sis)
 # one chain per kernel, 8 vCPUs then 32: a kernel done early goes on without waiting for the other
 chain() { local k=$1; vm "v$k" --kernel "$k" $tests8; wait $!; vm "b$k" --kernel "$k" "${big[@]}"; wait $!; }
 echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 32 vCPUs in 4 LLCs (smoke sis)"

@@ -309,7 +309,10 @@ impl<'a> Scheduler<'a> {
                 }
             })));
         }
+        // the verifier's cost dominates start-up (seconds under emulation): say what it took
+        let t_load = std::time::Instant::now();
         let mut skel = scx_ops_load!(skel, sis_ops, uei)?;
+        debug!("BPF programs loaded (verified) in {} ms", t_load.elapsed().as_millis());
         topology::write_maps(&topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
         if let Some(cfg) = &gb_cfg {
             let m = &skel.maps;
@@ -323,6 +326,7 @@ impl<'a> Scheduler<'a> {
             );
         }
 
+        let t_attach = std::time::Instant::now();
         let struct_ops = Some(scx_ops_attach!(skel, sis_ops).map_err(|e| {
             if compat::is_sched_ext_enabled().unwrap_or(false) {
                 usage_err("another sched_ext scheduler was attached meanwhile; stop it first")
@@ -330,6 +334,7 @@ impl<'a> Scheduler<'a> {
                 e
             }
         })?);
+        debug!("struct_ops attached (every task switched) in {} ms", t_attach.elapsed().as_millis());
         let stats_server = stats::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
             "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",

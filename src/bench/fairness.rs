@@ -441,6 +441,9 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
         if let Some(loads) = cpu_loads() {
             println!("  load {}", loads.join(" "));
         }
+        if let Some(words) = overloaded_words() {
+            println!("  overloaded (ovl_map words, per LLC line) {}", words.join(" "));
+        }
         std::thread::sleep(Duration::from_secs_f64((secs - t0.elapsed().as_secs_f64()).clamp(0.0, 0.5)));
     }
 }
@@ -461,6 +464,21 @@ fn cpu_loads() -> Option<Vec<String>> {
             // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
             let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
             Some(format!("{i}:{}/{}{}", c.load, c.nr_runnable, if c.released != 0 { "R" } else { "" }))
+        })
+        .collect()
+}
+
+/// The overloaded map's words (first u64 of each 64-byte line, hex): which CPUs the balancer
+/// and stealers can pick as victims.
+fn overloaded_words() -> Option<Vec<String>> {
+    use libbpf_rs::query::MapInfoIter;
+    use libbpf_rs::{MapCore, MapFlags, MapHandle};
+    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("ovl_map"))?;
+    let map = MapHandle::from_map_id(info.id).ok()?;
+    (0..info.max_entries)
+        .map(|i| {
+            let v = map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??;
+            Some(format!("{i}:{:#x}", u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
         })
         .collect()
 }
