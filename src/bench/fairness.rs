@@ -396,9 +396,13 @@ impl Hogs {
         CgTree::enter(dir, h.pid)
     }
 
-    /// Run time of every hog (ns), in spawn order; fails if one has died.
-    fn run_ns(&self) -> Result<Vec<u64>> {
-        self.0.iter().map(|h| cpu_ns(h.pid)).collect()
+    /// Run time of every hog (ns) and when it was read, in spawn order; fails if one has died.
+    /// Each hog has its own read time: under TCG, reading 24 hogs one after the other can take
+    /// a good part of a second (the reader waits its turn among the hogs), so one window for all
+    /// favoured the first hogs read (2026-11-23: shares fell from 0.39 to 0.31 along spawn order
+    /// with every CPU holding 3 hogs).
+    fn run_ns(&self) -> Result<Vec<(u64, Instant)>> {
+        self.0.iter().map(|h| Ok((cpu_ns(h.pid)?, Instant::now()))).collect()
     }
 
     fn last_cpus(&self) -> Vec<Option<usize>> {
@@ -481,6 +485,18 @@ fn overloaded_words() -> Option<Vec<String>> {
             Some(format!("{i}:{:#x}", u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
         })
         .collect()
+}
+
+/// A hog's run time in ms between two reads `(ns, when)`, scaled from the time between the two
+/// reads to `window` s: every hog measured over an interval of the same length.
+fn scaled_run_ms(a: (u64, Instant), b: (u64, Instant), window: f64) -> f64 {
+    let ms = b.0.saturating_sub(a.0) as f64 / 1e6;
+    let span = b.1.saturating_duration_since(a.1).as_secs_f64();
+    if span > 0.0 {
+        ms * window / span
+    } else {
+        ms
+    }
 }
 
 /// Run time in ns: schedstat (CONFIG_SCHED_INFO), else /proc/PID/sched, else utime+stime.
@@ -618,7 +634,8 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     let c1 = hogs.run_ns()?;
     let window = t0.elapsed().as_secs_f64();
     let last = hogs.last_cpus();
-    let ms: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| b.saturating_sub(*a) as f64 / 1e6).collect();
+    // each hog's run time over its own interval, scaled to the common window
+    let ms: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| scaled_run_ms(*a, *b, window)).collect();
 
     println!("case: {} on {n} CPUs; window {window:.2} s after {} s warm-up", a.case.suite_name(), a.warmup);
     for (h, (m, l)) in hogs.0.iter().zip(ms.iter().zip(&last)) {
@@ -673,6 +690,17 @@ mod tests {
 
     fn scale(quick: bool, duration_s: Option<u32>) -> Scale {
         Scale { nproc: 8, quick, hackbench_groups: None, hackbench_loops: None, duration_s }
+    }
+
+    #[test]
+    fn run_time_scaled_to_the_common_window() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        // read 0.5 s late at the end: 2.25 s of 4.5 s is half the CPU, 2.0 s of a 4 s window
+        let m = scaled_run_ms((1_000_000_000, at(0)), (3_250_000_000, at(4500)), 4.0);
+        assert!((m - 2000.0).abs() < 1e-6, "{m}");
+        // the same instant twice: unscaled
+        assert_eq!(scaled_run_ms((0, at(0)), (5_000_000, at(0)), 4.0), 5.0);
     }
 
     #[test]

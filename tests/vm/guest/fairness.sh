@@ -14,7 +14,8 @@
 #    counts across CPUs (a scheduler that ignores nice gets about 1).
 #  - fair-spread: 3 hogs per CPU forked by one parent, measured 4 s after a 1 s warm-up: issue 8's
 #    target, no hog's CPU time further than SPREAD_MAX_PCT from the mean, is printed; the same
-#    runs saw 3.8-23.8% (EEVDF 2.6-17.6%), and CI on 7.3 once saw 46% (EEVDF 7.8%): one CPU held
+#    runs saw 3.8-23.8% (EEVDF 2.6-17.6%; measured per hog since 2026-11-23 evening: EEVDF
+#    2.6-8.5%, scx_sis 4-35%), and CI on 7.3 once saw 46% (EEVDF 7.8%): one CPU held
 #    4 hogs and one of the same LLC 2 for the whole window, issue 8's open balance bug. What is
 #    asserted is what the floor was for, no hog starves: the least-served hog gets at least
 #    SPREAD_LEAST_PCT of the mean CPU time (that run: 74%; a hog left behind gets ~0).

@@ -52,7 +52,9 @@ kmsg_mark
 
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/faults-progress.pids"; rm -f "$pidfile"
-"$PROGRESS_BIN" "$NPROC" "$pidfile" 2000 8000 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
+# 10% busy each: with 20%, 8 workers spinning by the clock asked more than the one host thread
+# that emulates all vCPUs has, and every (re)start took 15-30 s
+"$PROGRESS_BIN" "$NPROC" "$pidfile" 1000 9000 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
 wpid=$!
 for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 workers=$(cat "$pidfile")

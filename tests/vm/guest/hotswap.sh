@@ -5,9 +5,10 @@
 # Asserts: enable_seq grew by exactly the cycle count, every cycle attached and detached,
 # the workload's max gap between progress stamps < 1 s, all workers alive, kernel log clean.
 # env: SCX_SIS, HOTSWAP_CYCLES (6), HOTSWAP_HOLD (1 s attached per cycle), HOTSWAP_MAX_GAP_MS,
-#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 2000/8000 = 20% busy;
-#      SLEEP_US=0: pure spinners, which under single-threaded TCG make each attach ~8x slower,
-#      because the BPF verifier then shares one host thread with 8 busy vCPUs).
+#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 1000/9000 = 10% busy;
+#      at 20% each attach took 25-43 s in CI: 8 workers spinning by the clock asked more than the
+#      one host thread that emulates all vCPUs has, and the loader and verifier waited; SLEEP_US=0,
+#      pure spinners, makes each attach ~8x slower still).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 cycles=${HOTSWAP_CYCLES:-6}
@@ -19,7 +20,7 @@ trap 'cleanup_sched; [ -n "$wpid" ] && kill -TERM $wpid 2>/dev/null' EXIT
 kmsg_mark
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/hotswap-progress.pids"; rm -f "$pidfile"
-spin_us=${HOTSWAP_SPIN_US:-2000} sleep_us=${HOTSWAP_SLEEP_US:-8000}
+spin_us=${HOTSWAP_SPIN_US:-1000} sleep_us=${HOTSWAP_SLEEP_US:-9000}
 log "workload: $NPROC workers, spin ${spin_us}us / sleep ${sleep_us}us"
 "$PROGRESS_BIN" "$NPROC" "$pidfile" "$spin_us" "$sleep_us" >"$SCX_SIS_OUT/hotswap-progress.out" 2>&1 &
 wpid=$!
