@@ -9,12 +9,7 @@
  *    busiest overloaded CPU of its LLC, and, at most once every
  *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
- *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong.
- *    From another LLC the task must also weigh less than the gap between
- *    the LLCs (no margin: that gap narrows with any such move). The margin
- *    on the LLC gap too left two nice-0 tasks sharing a CPU for good while
- *    the other LLC ran nice-10 ones: a gap of exactly one nice-0 task plus a
- *    few nice-10 between the LLCs is inside it;
+ *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -35,7 +30,6 @@ struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
 	u32 xllc;		/* it is in another LLC */
 	u64 gap;		/* victim's load minus ours (BAL_GAP_ANY: released) */
-	u64 wmax;		/* a task moved must weigh less: the LLC gap (BAL_GAP_ANY: no bound) */
 };
 
 /* the walk's cursor lives in map memory so the verifier's loop converges */
@@ -52,12 +46,6 @@ static __always_inline bool balance_may_move(u64 weight, u64 gap)
 	if (gap == BAL_GAP_ANY)
 		return true;
 	return weight * (100 + BAL_MARGIN_PCT) < gap * 100;
-}
-
-/* ... and, across LLCs, weighs less than the gap between them (@wmax). */
-static __always_inline bool balance_fits(u64 weight, u64 gap, u64 wmax)
-{
-	return balance_may_move(weight, gap) && weight < wmax;
 }
 
 /* The smallest gap worth a look: a nice-0 task could move across it. */
@@ -129,14 +117,13 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 }
 
 /*
- * Another LLC whose load, scaled to ours, exceeds ours by more than a nice-0
- * task: its busiest CPU, the task to move bounded by the LLC gap (wmax). The
- * LLC where a move gains most (the smaller of the two gaps) wins.
+ * Another LLC whose load, scaled to ours, exceeds ours by a movable gap: the
+ * busiest CPU there, if the move also narrows the gap between the LLCs.
  */
 __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
 {
-	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0, .wmax = 0 };
-	u64 mine, other, llc_gap, gain, best_gain = 0;
+	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0 };
+	u64 mine, other, llc_gap;
 	u32 n_mine, n_other, i;
 
 	if (!bp)
@@ -145,7 +132,7 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 	if (!n_mine)
 		return 0;
 	bpf_for(i, 0, nr_llcs) {
-		struct balance_pick in = { .victim = -1, .xllc = 1, .gap = 0, .wmax = 0 };
+		struct balance_pick in = { .victim = -1, .xllc = 1, .gap = 0 };
 
 		if (i == llc)
 			continue;
@@ -154,24 +141,17 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 			continue;
 		/* other's load as if it had our number of CPUs */
 		llc_gap = load_gap(other * n_mine / n_other, mine);
-		if (llc_gap <= SIS_WEIGHT_DFL)
+		if (!gap_movable(llc_gap))
 			continue;
 		balance_find_in_llc(cpu, i, my_load, &in);
 		if (in.victim < 0)
 			continue;
-		/* released there: its tasks may go, within the LLC gap all the same */
-		if (in.gap == BAL_GAP_ANY)
+		if (in.gap > llc_gap)
 			in.gap = llc_gap;
-		gain = in.gap < llc_gap ? in.gap : llc_gap;
-		if (gain > best_gain) {
+		if (in.gap > best.gap)
 			best = in;
-			best.xllc = 1;
-			best.wmax = llc_gap;
-			best_gain = gain;
-		}
 	}
-	/* better than the own LLC's gap (unmovable by a nice-0 task, maybe by a lighter one) */
-	if (best.victim >= 0 && best_gain > bp->gap)
+	if (best.victim >= 0 && best.gap > bp->gap)
 		*bp = best;
 	return 0;
 }
@@ -191,7 +171,6 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->victim = -1;
 	bp->xllc = 0;
 	bp->gap = 0;
-	bp->wmax = BAL_GAP_ANY;
 	if (!balance_on || !c || llc < 0)
 		return -1;
 	if (now - c->last_balance < balance_every * slice_ns)

@@ -254,9 +254,8 @@ struct balance_args {
 	u64 gap;		/* in: may_move; out: the pick's gap */
 	s32 victim;		/* out: pick victim / least-loaded CPU / idlest LLC */
 	u32 xllc;
-	s32 ret;		/* may_move / fits: 1 / 0 */
+	s32 ret;		/* may_move: 1 / 0 */
 	u32 __pad;
-	u64 wmax;		/* in: fits; out: the pick's bound on a moved task's weight */
 };
 
 /* one call into cgroup.bpf.h for test task @slot */

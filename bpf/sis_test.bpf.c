@@ -213,7 +213,6 @@ int test_balance_pick(struct balance_args *a)
 	a->victim = balance_pick_victim(a->cpu, a->now, &bp);
 	a->xllc = bp.xllc;
 	a->gap = bp.gap;
-	a->wmax = bp.wmax;
 	return 0;
 }
 
@@ -221,13 +220,6 @@ SEC("syscall")
 int test_may_move(struct balance_args *a)
 {
 	a->ret = balance_may_move(a->weight, a->gap);
-	return 0;
-}
-
-SEC("syscall")
-int test_balance_fits(struct balance_args *a)
-{
-	a->ret = balance_fits(a->weight, a->gap, a->wmax);
 	return 0;
 }
 

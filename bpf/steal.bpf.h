@@ -49,11 +49,10 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 
 /*
  * Move the first task of @victim's DSQ that may run on @cpu to @cpu's local
- * DSQ; with a load @gap (balance.bpf.h), only one whose move narrows it and
- * that weighs less than @wmax; with the group balancer, only one of group
- * rank >= @rank (group.bpf.h).
+ * DSQ; with a load @gap (balance.bpf.h), only one whose move narrows it;
+ * with the group balancer, only one of group rank >= @rank (group.bpf.h).
  */
-__noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, u64 wmax, int rank)
+__noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, int rank)
 {
 	struct task_struct *p;
 	struct ovl_walk *wk;
@@ -69,7 +68,7 @@ __noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, u64 wmax, int rank)
 			break;
 		/* any task may go when stealing for an idle CPU: no weight lookup then */
 		if (!can_steal(p, cpu) ||
-		    (gap != BAL_GAP_ANY && !balance_fits(task_load_weight(p), gap, wmax)))
+		    (gap != BAL_GAP_ANY && !balance_may_move(task_load_weight(p), gap)))
 			continue;
 		if (rank && gb_steal_rank(p, cpu, victim) < rank)
 			continue;
@@ -80,15 +79,15 @@ __noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, u64 wmax, int rank)
 }
 
 /* With the group balancer: the thief's groups first, tasks at home on the victim last. */
-static __always_inline bool steal_from(s32 cpu, s32 victim, u64 gap, u64 wmax)
+static __always_inline bool steal_from(s32 cpu, s32 victim, u64 gap)
 {
 	if (!gb_enabled)
-		return steal_from_rank(cpu, victim, gap, wmax, 0);
-	if (steal_from_rank(cpu, victim, gap, wmax, 2)) {
+		return steal_from_rank(cpu, victim, gap, 0);
+	if (steal_from_rank(cpu, victim, gap, 2)) {
 		gb_stat_inc(GB_STAT_STEAL_PREF);
 		return true;
 	}
-	return steal_from_rank(cpu, victim, gap, wmax, 1) || steal_from_rank(cpu, victim, gap, wmax, 0);
+	return steal_from_rank(cpu, victim, gap, 1) || steal_from_rank(cpu, victim, gap, 0);
 }
 
 /* Kick the first CPU of @llc idle by record, @self excepted; true if one was kicked. */
@@ -186,7 +185,7 @@ __noinline int steal_in_llc(s32 cpu, u32 llc, u32 start, u32 len)
 		if (victim == cpu)
 			continue;
 		ret = STEAL_UNMIGRATABLE;
-		if (!steal_from(cpu, victim, BAL_GAP_ANY, BAL_GAP_ANY))
+		if (!steal_from(cpu, victim, BAL_GAP_ANY))
 			continue;
 		left = scx_bpf_dsq_nr_queued(victim);
 		overload_update(victim, left);
@@ -265,7 +264,7 @@ __noinline int balance_pull(s32 cpu, u64 now)
 	victim = balance_pick_victim(cpu, now, &bp);
 	if (victim < 0)
 		return false;
-	if (!steal_from(cpu, victim, bp.gap, bp.wmax)) {
+	if (!steal_from(cpu, victim, bp.gap)) {
 		stat_inc(STAT_BALANCE_UNMOVABLE);
 		return false;
 	}

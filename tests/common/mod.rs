@@ -277,16 +277,6 @@ impl Sis {
         a.ret != 0
     }
 
-    /// balance_fits: a task of `weight` may move across a CPU `gap`, bounded by the LLC gap `wmax`.
-    pub fn fits(&mut self, weight: u64, gap: u64, wmax: u64) -> bool {
-        let mut a: BalanceArgs = zeroed();
-        a.weight = weight;
-        a.gap = gap;
-        a.wmax = wmax;
-        Self::run(&mut self.skel.progs.test_balance_fits, &mut a);
-        a.ret != 0
-    }
-
     pub fn least_loaded(&mut self, llc: usize) -> i32 {
         let mut a: BalanceArgs = zeroed();
         a.llc = llc as u32;
