@@ -452,39 +452,33 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
     }
 }
 
-/// A running scx_sis's per-CPU `load/tasks` (and `R` when taken by RT/DL), read from its
-/// cpu_sched_map by map name: what its balancer sees, beside where the hogs are.
-fn cpu_loads() -> Option<Vec<String>> {
+/// Every element of a running scx_sis's array map `name` (found by name), formatted by `fmt`
+/// from its index and value bytes; None when the map is not there or one element is unreadable.
+fn map_cells(name: &str, fmt: impl Fn(u32, &[u8]) -> Option<String>) -> Option<Vec<String>> {
     use libbpf_rs::query::MapInfoIter;
     use libbpf_rs::{MapCore, MapFlags, MapHandle};
-    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("cpu_sched_map"))?;
+    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some(name))?;
     let map = MapHandle::from_map_id(info.id).ok()?;
-    (0..info.max_entries)
-        .map(|i| {
-            let v = map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??;
-            if v.len() < std::mem::size_of::<crate::bpf_intf::cpu_sched>() {
-                return None;
-            }
-            // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
-            let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
-            Some(format!("{i}:{}/{}{}", c.load, c.nr_runnable, if c.released != 0 { "R" } else { "" }))
-        })
-        .collect()
+    (0..info.max_entries).map(|i| fmt(i, &map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??)).collect()
+}
+
+/// A running scx_sis's per-CPU `load/tasks` (and `R` when taken by RT/DL), read from its
+/// cpu_sched_map: what its balancer sees, beside where the hogs are.
+fn cpu_loads() -> Option<Vec<String>> {
+    map_cells("cpu_sched_map", |i, v| {
+        if v.len() < std::mem::size_of::<crate::bpf_intf::cpu_sched>() {
+            return None;
+        }
+        // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
+        let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
+        Some(format!("{i}:{}/{}{}", c.load, c.nr_runnable, if c.released != 0 { "R" } else { "" }))
+    })
 }
 
 /// The overloaded map's words (first u64 of each 64-byte line, hex): which CPUs the balancer
 /// and stealers can pick as victims.
 fn overloaded_words() -> Option<Vec<String>> {
-    use libbpf_rs::query::MapInfoIter;
-    use libbpf_rs::{MapCore, MapFlags, MapHandle};
-    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("ovl_map"))?;
-    let map = MapHandle::from_map_id(info.id).ok()?;
-    (0..info.max_entries)
-        .map(|i| {
-            let v = map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??;
-            Some(format!("{i}:{:#x}", u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
-        })
-        .collect()
+    map_cells("ovl_map", |i, v| Some(format!("{i}:{:#x}", u64::from_ne_bytes(v.get(..8)?.try_into().ok()?))))
 }
 
 /// A hog's run time in ms between two reads `(ns, when)`, scaled from the time between the two
