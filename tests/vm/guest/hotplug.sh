@@ -2,11 +2,7 @@
 # hotplug: CPU hotplug while scx_sis runs. scx_sis implements no cpu_online/offline, so the
 # kernel ends it with a restartable exit; the loader must re-discover the topology and attach
 # again by itself, each time a CPU goes and comes back, with no stall.
-# Known kernel bug, tolerated on 6.12 only (DMESG_KNOWN): now and then (1 of 3 logged runs), while the scheduler
-# is being switched off for the hotplug and the CPU goes down, 6.12.117 warns in
-# kernel/sched/deadline.c (`dl_rq->running_bw > old` from inactive_task_timer, CPU 0 idle): the
-# fair server's deadline bandwidth is subtracted twice. BPF code cannot reach that accounting,
-# and 7.3 never showed it.
+# Known kernel bug, tolerated on 6.12 only: lib.sh, DL_SERVER_612_BUG.
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; echo 1 > /sys/devices/system/cpu/cpu$last/online 2>/dev/null' EXIT
@@ -32,7 +28,7 @@ check_eq "exit code" "$SCHED_RC" 0
 # the hotplug exits are expected here; anything else is not
 DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\)|unregistered from the main kernel\))|Kernel panic|segfault|general protection'
 case "$(uname -r)" in
-  6.12.*) DMESG_KNOWN='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/sched/deadline\.c:[0-9]+ inactive_task_timer' ;;
+  6.12.*) DMESG_KNOWN=$DL_SERVER_612_BUG ;;
 esac
 dmesg_since | grep 'sched_ext:' | sed 's/^/  | /'
 dmesg_check
