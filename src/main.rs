@@ -216,6 +216,8 @@ struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, knobs: Knobs, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        // each (re)start costs seconds under emulation: -v says where they go
+        let t_init = std::time::Instant::now();
         let topo = Topology::discover().context("discovering the CPU topology")?;
         // a machine beyond what the BPF side is built for: refused, not truncated
         topo.check_limits().map_err(usage_err)?;
@@ -241,6 +243,7 @@ impl<'a> Scheduler<'a> {
         let mut skel =
             scx_ops_open!(skel_builder, open_object, sis_ops, None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
 
+        debug!("topology read and BPF object opened in {} ms", t_init.elapsed().as_millis());
         let layout = Layout::of(&topo);
         debug!("BPF layout: {layout:?}; map sizes {:?}", layout.map_sizes());
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
@@ -334,7 +337,11 @@ impl<'a> Scheduler<'a> {
                 e
             }
         })?);
-        debug!("struct_ops attached (every task switched) in {} ms", t_attach.elapsed().as_millis());
+        debug!(
+            "struct_ops attached (every task switched) in {} ms; {} ms since start-up began",
+            t_attach.elapsed().as_millis(),
+            t_init.elapsed().as_millis()
+        );
         let stats_server = stats::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
             "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",

@@ -452,6 +452,61 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
     }
 }
 
+/// The counters that show what a CPU's slice ends did (stats.rs has their meaning).
+const BALANCE_COUNTERS: [(&str, u32); 8] = {
+    use crate::bpf_intf::*;
+    [
+        ("keep_prev", sis_stat_STAT_KEEP_PREV),
+        ("dispatch_local", sis_stat_STAT_DISPATCH_LOCAL),
+        ("look", sis_stat_STAT_BALANCE_LOOK),
+        ("no_gap", sis_stat_STAT_BALANCE_NO_GAP),
+        ("unmovable", sis_stat_STAT_BALANCE_UNMOVABLE),
+        ("pull", sis_stat_STAT_BALANCE_PULL),
+        ("pull_xllc", sis_stat_STAT_BALANCE_PULL_XLLC),
+        ("steal", sis_stat_STAT_STEAL_SUCCESS),
+    ]
+};
+
+/// A running scx_sis's BALANCE_COUNTERS per CPU (its per-CPU `stats` map), or None.
+fn balance_counters() -> Option<Vec<Vec<u64>>> {
+    use libbpf_rs::query::MapInfoIter;
+    use libbpf_rs::{MapCore, MapFlags, MapHandle};
+    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("stats"))?;
+    let map = MapHandle::from_map_id(info.id).ok()?;
+    let mut per_cpu: Vec<Vec<u64>> = Vec::new();
+    for (i, (_, idx)) in BALANCE_COUNTERS.iter().enumerate() {
+        let vals = map.lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY).ok()??;
+        per_cpu.resize(vals.len(), vec![0; BALANCE_COUNTERS.len()]);
+        for (cpu, v) in vals.iter().enumerate() {
+            per_cpu[cpu][i] = u64::from_ne_bytes(v.get(..8)?.try_into().ok()?);
+        }
+    }
+    Some(per_cpu)
+}
+
+/// Every thread in state R that is not a hog, as `cpu:comm(tid)` by its last CPU: what else
+/// the load of a CPU can hold.
+fn other_runnable(hogs: &Hogs) -> String {
+    let mine: Vec<i32> = hogs.0.iter().map(|h| h.pid).collect();
+    let mut out = Vec::new();
+    let procs = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    for pid in procs.filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+        for tid in tasks.filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+            if mine.contains(&tid) {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else { continue };
+            let comm = stat.get(stat.find('(').map_or(0, |i| i + 1)..stat.rfind(')').unwrap_or(0)).unwrap_or("?");
+            if stat_fields(&stat).and_then(|f| f.first().copied()) == Some("R") {
+                let cpu = parse_stat_cpu(&stat).map_or("?".into(), |c| c.to_string());
+                out.push(format!("{cpu}:{comm}({tid})"));
+            }
+        }
+    }
+    out.join(" ")
+}
+
 /// Every element of a running scx_sis's array map `name` (found by name), formatted by `fmt`
 /// from its index and value bytes; None when the map is not there or one element is unreadable.
 fn map_cells(name: &str, fmt: impl Fn(u32, &[u8]) -> Option<String>) -> Option<Vec<String>> {
@@ -615,6 +670,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         }
     }
     std::thread::sleep(Duration::from_secs_f64(a.warmup));
+    let k0 = balance_counters();
     let c0 = hogs.run_ns()?;
     let t0 = Instant::now();
     let loop_result = match a.case {
@@ -627,6 +683,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     };
     let c1 = hogs.run_ns()?;
     let window = t0.elapsed().as_secs_f64();
+    let k1 = balance_counters();
     let last = hogs.last_cpus();
     // each hog's run time over its own interval, scaled to the common window
     let ms: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| scaled_run_ms(*a, *b, window)).collect();
@@ -644,6 +701,21 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         );
     }
     println!("hogs per CPU at the end: {}", per_cpu_counts(&cpus, &last));
+    // what scx_sis's balancer saw at the end (read after the window: no effect on the run)
+    if let Some(loads) = cpu_loads() {
+        println!("scx_sis load/tasks at the end: {}", loads.join(" "));
+    }
+    if let Some(words) = overloaded_words() {
+        println!("scx_sis overloaded map at the end: {}", words.join(" "));
+        println!("runnable threads other than the hogs at the end: {}", other_runnable(&hogs));
+    }
+    if let (Some(k0), Some(k1)) = (k0, k1) {
+        println!("scx_sis per-CPU counters over the window ({}):", BALANCE_COUNTERS.map(|(n, _)| n).join(" "));
+        for (cpu, (a, b)) in k0.iter().zip(&k1).enumerate() {
+            let d: Vec<String> = a.iter().zip(b).map(|(x, y)| y.saturating_sub(*x).to_string()).collect();
+            println!("  cpu{cpu} {}", d.join(" "));
+        }
+    }
     let by_nice =
         |nice: i32| -> Vec<f64> { hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect() };
     let by_group = |g: usize| -> f64 { hogs.0.iter().zip(&ms).filter(|(h, _)| h.group == g).map(|(_, m)| *m).sum() };
