@@ -7,18 +7,18 @@
 #  - fair-nice8: nproc nice-0 + nproc nice-10 hogs unpinned: issue 8's target is scx_sis's ratio
 #    within NICE8_TOL_PCT of EEVDF's from this very run or of the kernel's own ratio (NICE8_IDEAL
 #    = 1024/110, one of each per CPU), whichever is lower, and not past the higher of the two by
-#    more than NICE8_TOL_PCT. scx_sis meets it in about 60% of runs (2026-11-23: 19 runs in
-#    4-run A/Bs on both kernels, two VMs side by side: 4.7-10.4, EEVDF 7.4-9.9); the others end
-#    with two nice-0 hogs sharing a CPU for the whole window, issue 8's open part. So the target
-#    is printed (NOTE, met or not) and what is asserted is the floor NICE8_FLOOR: nice still
-#    counts across CPUs (a scheduler that ignores nice gets about 1).
+#    more than NICE8_TOL_PCT. Measured with the bench parent polling every 5 ms, scx_sis met it
+#    in about 60% of runs (4.7-10.4, EEVDF 7.4-9.9); with the parent quiet (2026-11-23 night,
+#    BENCHMARKS.md) in 12 of 12 (7.83-9.53, EEVDF 7.87-9.71). The target is printed (NOTE, met
+#    or not) and what is asserted is NICE8_FLOOR_PCT of the lower of EEVDF's and the ideal: a
+#    scheduler that ignores nice gets about 1, the stuck state of the polling days 5-6.
 #  - fair-spread: 3 hogs per CPU forked by one parent, measured 4 s after a 1 s warm-up: issue 8's
-#    target, no hog's CPU time further than SPREAD_MAX_PCT from the mean, is printed; the same
-#    runs saw 3.8-23.8% (EEVDF 2.6-17.6%; measured per hog since 2026-11-23 evening: EEVDF
-#    2.6-8.5%, scx_sis 4-35%), and CI on 7.3 once saw 46% (EEVDF 7.8%): one CPU held
-#    4 hogs and one of the same LLC 2 for the whole window, issue 8's open balance bug. What is
-#    asserted is what the floor was for, no hog starves: the least-served hog gets at least
-#    SPREAD_LEAST_PCT of the mean CPU time (that run: 74%; a hog left behind gets ~0).
+#    target, no hog's CPU time further than SPREAD_MAX_PCT from the mean, is printed. With the
+#    bench parent polling every 5 ms (a 25th task among 24 hogs) scx_sis saw 4-46%; with it
+#    quiet 2.3-5.6% in 12 bench runs (EEVDF 2.2-6.7%). What is asserted: no hog further than
+#    SPREAD_ASSERT_PCT (twice the target: one run of 3 s is noisier than the bench's) from the
+#    mean, and no hog starves: the least-served one gets at least SPREAD_LEAST_PCT of the mean
+#    CPU time (a hog left behind gets ~0).
 #  - fair-fork / fair-sleep: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
 #    completed 50 ms sleeps per second at least RESP_MIN_FRAC of EEVDF's (fork: FORK_MIN_FRAC).
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
@@ -33,8 +33,9 @@ NICE1_IDEAL=3.06
 NICE1_TOL_PCT=5
 NICE8_TOL_PCT=10
 NICE8_IDEAL=9.31
-NICE8_FLOOR=3
+NICE8_FLOOR_PCT=80
 SPREAD_MAX_PCT=10
+SPREAD_ASSERT_PCT=20
 SPREAD_LEAST_PCT=50
 RESP_MIN_FRAC=0.9
 # fork+exec+wait of /bin/true takes 1-3 s each in the saturated TCG guest: a 3 s window counts
@@ -68,18 +69,21 @@ nice8_ok() {
     'BEGIN { lo = r < i ? r : i; hi = r > i ? r : i
       exit !(g != "" && r > 0 && g + 0 >= (1 - t / 100) * lo && g + 0 <= (1 + t / 100) * hi) }'
 }
-note "fair-nice8 target (issue 8, open): scx_sis ratio ${x:-?} within ${NICE8_TOL_PCT}% of [min, max] of EEVDF's ${e:-?} ($(pct "$x" "$e")%) and the ideal $NICE8_IDEAL: $(nice8_ok && echo met || echo NOT met)"
-check "fair-nice8: scx_sis ratio ${x:-?} >= $NICE8_FLOOR (nice counts across CPUs; EEVDF ${e:-?})" \
-  awk -v g="$x" -v f="$NICE8_FLOOR" 'BEGIN { exit !(g != "" && g + 0 >= f + 0) }'
+note "fair-nice8 target (issue 8): scx_sis ratio ${x:-?} within ${NICE8_TOL_PCT}% of [min, max] of EEVDF's ${e:-?} ($(pct "$x" "$e")%) and the ideal $NICE8_IDEAL: $(nice8_ok && echo met || echo NOT met)"
+nice8_floor=$(awk -v r="$e" -v i="$NICE8_IDEAL" -v f="$NICE8_FLOOR_PCT" 'BEGIN { lo = (r > 0 && r < i) ? r : i; printf "%.2f", lo * f / 100 }')
+check "fair-nice8: scx_sis ratio ${x:-?} >= ${NICE8_FLOOR_PCT}% of the lower of EEVDF's ${e:-?} and $NICE8_IDEAL ($nice8_floor)" \
+  awk -v g="$x" -v f="$nice8_floor" 'BEGIN { exit !(g != "" && g + 0 >= f + 0) }'
 
 e=$(val fair-spread EEVDF) x=$(val fair-spread scx_sis)
 note "EEVDF worst hog off the mean with 3 hogs per CPU = ${e:-?}%"
-note "fair-spread target (issue 8, open): scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_MAX_PCT}%: $(awk -v g="$x" -v l="$SPREAD_MAX_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }' && echo met || echo NOT met)"
+note "fair-spread target (issue 8): scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_MAX_PCT}%: $(awk -v g="$x" -v l="$SPREAD_MAX_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }' && echo met || echo NOT met)"
 # the least-served hog's CPU time against the mean, from the run's own per-hog lines
 spread_raw=$(ls "$out-main"/raw/fair-spread/*-scx_sis-r0.txt 2>/dev/null | head -n 1)
 least=$(awk -F'run_ms=' '/^hog / { split($2, a, " "); v = a[1] + 0; s += v; n++; if (n == 1 || v < m) m = v }
   END { if (n && s > 0) printf "%.1f", 100 * m / (s / n) }' "${spread_raw:-/dev/null}")
 note "fair-spread: scx_sis $(grep -h '^hogs per CPU' "${spread_raw:-/dev/null}")"
+check "fair-spread: scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_ASSERT_PCT}% (EEVDF ${e:-?}%)" \
+  awk -v g="$x" -v l="$SPREAD_ASSERT_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }'
 check "fair-spread: no hog starves: the least-served got ${least:-?}% of the mean CPU time >= ${SPREAD_LEAST_PCT}% (worst off the mean ${x:-?}%, EEVDF ${e:-?}%)" \
   awk -v g="$least" -v l="$SPREAD_LEAST_PCT" 'BEGIN { exit !(g != "" && g + 0 >= l + 0) }'
 
