@@ -17,7 +17,7 @@
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 
-RT_WITHIN_S=1
+RT_WITHIN_S=0.5
 # a hog must get >= this share of a CPU over the sampled window: a hog balanced away gets 30-50%
 # (2 per CPU); one left behind the spinner gets 0 on 6.12 and, on 7.x, the ext DL server's
 # 50 ms per second (5%)
@@ -60,7 +60,9 @@ scenario() {
   for p in "${hogs[@]}"; do proc_runtime_ms "$p"; r0[$p]=$RUNTIME_MS; done
   snooze "$RT_WITHIN_S"
   STUCK=0 ON_N=0 MIN_MS=-1 SPIN_ALIVE=0 LATE=0
-  proc_comm $spin; [ "$COMM" = pinned ] && SPIN_ALIVE=1
+  # running, not its comm: an exited spinner keeps its comm as a zombie until the shell reaps it
+  spin_runs() { proc_stat "$spin" && [ "${STAT[0]}" = R ]; }
+  spin_runs && SPIN_ALIVE=1
   # last CPUs first, each checked against the spinner: a hog's last CPU says something only
   # while the spinner still holds N, and reading 16 hogs' run times too took up to 1.4 s of
   # guest time under TCG (CI on 6.12: a hog "last on N" after 819 ms of progress elsewhere,
@@ -72,8 +74,7 @@ scenario() {
     proc_stat "$p" && [ "${STAT[36]}" = "$N" ] && pend_on=$((pend_on + 1))
     pend=$((pend + 1)) k=$((k + 1))
     if [ $((k % 4)) -eq 0 ] || [ "$k" -eq ${#hogs[@]} ]; then
-      proc_comm $spin
-      if [ "$COMM" = pinned ]; then ON_N=$((ON_N + pend_on)); else LATE=$((LATE + pend)); fi
+      if spin_runs; then ON_N=$((ON_N + pend_on)); else LATE=$((LATE + pend)); fi
       pend_on=0 pend=0
     fi
   done
@@ -107,7 +108,7 @@ check "the spinner ran <= ${RT_SPIN_SECS}.5 s (${SPIN_WIN_MS:-?} ms; the sched_e
 check_eq "sampled while the spinner ran" "$SPIN_ALIVE" 1
 check_eq "hogs with < ${RT_MIN_SHARE_PCT}% of a CPU in the ${WIN_MS} ms beside the spinner (least: ${MIN_MS} ms)" "$STUCK" 0
 check_eq "hogs still last on CPU $N while the spinner held it ($LATE of $((2 * NPROC)) read after it ended)" "$ON_N" 0
-check "most hogs read while the spinner still ran ($LATE of $((2 * NPROC)) after it ended)" test "$LATE" -le "$NPROC"
+check "hogs read while the spinner still ran: $((2 * NPROC - LATE)) of $((2 * NPROC)) (>= 1)" test "$LATE" -lt $((2 * NPROC))
 check "still attached" kill -0 "$SCHED_PID"
 check_eq "state" "$(sched_state)" enabled
 check_eq "no re-attach (enable_seq)" "$(enable_seq)" "$seq0"
