@@ -3,9 +3,9 @@
 # RT throttling off (sched_rt_runtime_us = -1, restored after), 2 unpinned hogs per CPU; once
 # they run, a SCHED_FIFO spinner (chrt -f 50) pinned to CPU N, the CPU with the most hogs, takes
 # N for RT_SPIN_SECS. Sampled RT_WITHIN_S after the spinner starts, every hog has made progress
-# (run time grew by >= RT_MIN_SHARE_PCT of the window) and none read while the spinner holds N has N
-# as its last CPU: what waited on N was
-# handed to other CPUs (ops.cpu_release + re-enqueue), not left behind the spinner. The spinner
+# (run time grew by >= RT_MIN_SHARE_PCT of the window, those that waited on N included): what
+# waited on N was handed to other CPUs (ops.cpu_release + re-enqueue), not left behind the
+# spinner; how many hogs still had N as their last CPU is printed. The spinner
 # runs <= RT_SPIN_SECS: the sched_ext watchdog (5 s here) would eject the scheduler over the
 # per-CPU kthreads of N, which cannot run anywhere else. Afterwards scx_sis is still attached,
 # never re-attached, and the kernel log is clean. The same scenario under EEVDF first, for
@@ -107,8 +107,11 @@ check_eq "the spinner's samples off CPU $N" "${SPIN_VIOL:-?}" 0
 check "the spinner ran <= ${RT_SPIN_SECS}.5 s (${SPIN_WIN_MS:-?} ms; the sched_ext watchdog is 5 s)" test "${SPIN_WIN_MS:-99999}" -le $((RT_SPIN_SECS * 1000 + 500))
 check_eq "sampled while the spinner ran" "$SPIN_ALIVE" 1
 check_eq "hogs with < ${RT_MIN_SHARE_PCT}% of a CPU in the ${WIN_MS} ms beside the spinner (least: ${MIN_MS} ms)" "$STUCK" 0
-check_eq "hogs still last on CPU $N while the spinner held it ($LATE of $((2 * NPROC)) read after it ended)" "$ON_N" 0
-check "hogs read while the spinner still ran: $((2 * NPROC - LATE)) of $((2 * NPROC)) (>= 1)" test "$LATE" -lt $((2 * NPROC))
+# Not asserted: a hog's last CPU being N. On 7.x the ext DL server gives sched_ext 50 ms a
+# second on N beside the spinner; N then steals a hog, RT takes N back, and ops.cpu_release
+# re-enqueues the hog elsewhere, where it waits with N still its last CPU (2 of 2 targeted runs
+# on 7.3: one such hog, 675-860 ms of progress). Left behind, a hog would fail the progress check.
+note "hogs last on CPU $N while the spinner held it: $ON_N ($LATE of $((2 * NPROC)) read after it ended)"
 check "still attached" kill -0 "$SCHED_PID"
 check_eq "state" "$(sched_state)" enabled
 check_eq "no re-attach (enable_seq)" "$(enable_seq)" "$seq0"
