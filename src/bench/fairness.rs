@@ -469,10 +469,12 @@ const BALANCE_COUNTERS: [(&str, u32); 8] = {
 
 /// A running scx_sis's BALANCE_COUNTERS per CPU (its per-CPU `stats` map), or None.
 fn balance_counters() -> Option<Vec<Vec<u64>>> {
-    use libbpf_rs::query::MapInfoIter;
-    use libbpf_rs::{MapCore, MapFlags, MapHandle};
-    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some("stats"))?;
-    let map = MapHandle::from_map_id(info.id).ok()?;
+    use libbpf_rs::{MapCore, MapFlags};
+    // "stats" is a common name: a map of another size (a peer scheduler's) is not ours
+    let (map, entries) = map_by_name("stats")?;
+    if entries != crate::bpf_intf::sis_stat_SIS_NR_STATS {
+        return None;
+    }
     let mut per_cpu: Vec<Vec<u64>> = Vec::new();
     for (i, (_, idx)) in BALANCE_COUNTERS.iter().enumerate() {
         let vals = map.lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY).ok()??;
@@ -510,11 +512,15 @@ fn other_runnable(hogs: &Hogs) -> String {
 /// Every element of a running scx_sis's array map `name` (found by name), formatted by `fmt`
 /// from its index and value bytes; None when the map is not there or one element is unreadable.
 fn map_cells(name: &str, fmt: impl Fn(u32, &[u8]) -> Option<String>) -> Option<Vec<String>> {
-    use libbpf_rs::query::MapInfoIter;
-    use libbpf_rs::{MapCore, MapFlags, MapHandle};
-    let info = MapInfoIter::default().find(|m| m.name.to_str() == Some(name))?;
-    let map = MapHandle::from_map_id(info.id).ok()?;
-    (0..info.max_entries).map(|i| fmt(i, &map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??)).collect()
+    use libbpf_rs::{MapCore, MapFlags};
+    let (map, entries) = map_by_name(name)?;
+    (0..entries).map(|i| fmt(i, &map.lookup(&i.to_ne_bytes(), MapFlags::ANY).ok()??)).collect()
+}
+
+/// A loaded BPF map found by name, and its number of entries.
+fn map_by_name(name: &str) -> Option<(libbpf_rs::MapHandle, u32)> {
+    let info = libbpf_rs::query::MapInfoIter::default().find(|m| m.name.to_str() == Some(name))?;
+    Some((libbpf_rs::MapHandle::from_map_id(info.id).ok()?, info.max_entries))
 }
 
 /// A running scx_sis's per-CPU `load/tasks` (and `R` when taken by RT/DL), read from its

@@ -63,12 +63,10 @@ scenario() {
   # running, not its comm: an exited spinner keeps its comm as a zombie until the shell reaps it
   spin_runs() { proc_stat "$spin" && [ "${STAT[0]}" = R ]; }
   spin_runs && SPIN_ALIVE=1
-  # last CPUs first, each checked against the spinner: a hog's last CPU says something only
-  # while the spinner still holds N, and reading 16 hogs' run times too took up to 1.4 s of
-  # guest time under TCG (CI on 6.12: a hog "last on N" after 819 ms of progress elsewhere,
-  # read once the spinner had ended and N took hogs again)
-  # (the spinner is checked after every 4 hogs: a hog read before a check that finds it running
-  # was read while it held N; each read costs guest time here)
+  # last CPUs first, before the run times: a hog's last CPU says something only while the
+  # spinner still holds N, and reading all the hogs took up to 1.4 s of guest time under TCG.
+  # The spinner is checked after every 4 hogs (each read costs guest time): a hog read before a
+  # check that finds it running was read while it held N.
   local k=0 pend_on=0 pend=0
   for p in "${hogs[@]}"; do
     proc_stat "$p" && [ "${STAT[36]}" = "$N" ] && pend_on=$((pend_on + 1))
