@@ -46,7 +46,8 @@ stamp=$(date +%Y-%m-%d-%H%M%S)
 mkdir -p "$repo/target/vm-bin" "$repo/target/bench-results" || die "cannot write to $repo/target"
 vbin="$repo/target/vm-bin/scx_sis-bench-$$"
 cp "$bin" "$vbin" || die "cannot copy $bin"
-gout="$repo/target/bench-results/$stamp"
+# the pid too: two runs started in the same second (two kernels side by side) must not share it
+gout="$repo/target/bench-results/$stamp-$$"
 [ -n "$out" ] || out="$repo/bench-results/$stamp"
 
 if [ ${#bench[@]} -eq 0 ]; then
