@@ -48,10 +48,19 @@ static __always_inline bool balance_may_move(u64 weight, u64 gap)
 	return weight * (100 + BAL_MARGIN_PCT) < gap * 100;
 }
 
-/* The smallest gap worth a look: a nice-0 task could move across it. */
-static __always_inline bool gap_movable(u64 gap)
+/*
+ * A gap worth a pull from @victim: one of its tasks of mean weight, or a
+ * nice-0 one if heavier, could move across it. Not a nice-0 task alone: a
+ * cgroup's tasks weigh its weight shared among them (cgroup.bpf.h), and a
+ * whole machine of them can carry less load than one nice-0 task per CPU.
+ */
+static __always_inline bool gap_movable(s32 victim, u64 gap)
 {
-	return balance_may_move(SIS_WEIGHT_DFL, gap);
+	struct cpu_sched *c = cpu_sched(victim);
+	u32 nr = c ? READ_ONCE(c->nr_runnable) : 0;
+	u64 w = nr ? READ_ONCE(c->load) / nr : LOAD_DFL;
+
+	return balance_may_move(w < LOAD_DFL ? w : LOAD_DFL, gap);
 }
 
 static __always_inline u64 load_gap(u64 from, u64 to)
@@ -141,13 +150,15 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 			continue;
 		/* other's load as if it had our number of CPUs */
 		llc_gap = load_gap(other * n_mine / n_other, mine);
-		if (!gap_movable(llc_gap))
+		if (!llc_gap)
 			continue;
 		balance_find_in_llc(cpu, i, my_load, &in);
 		if (in.victim < 0)
 			continue;
 		if (in.gap > llc_gap)
 			in.gap = llc_gap;
+		if (!gap_movable(in.victim, in.gap))
+			continue;
 		if (in.gap > best.gap)
 			best = in;
 	}
@@ -180,13 +191,16 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	my_load = READ_ONCE(c->load);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
-	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->gap)))
+	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->victim, bp->gap)))
 		return bp->victim;
+	/* a gap too small to move anything across is no pick: a pull would walk for nothing */
+	bp->victim = -1;
+	bp->gap = 0;
 	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;
 		balance_find_xllc(cpu, llc, my_load, bp);
 	}
-	if (bp->gap > 0 && bp->victim >= 0)
+	if (bp->victim >= 0)
 		return bp->victim;
 	stat_inc(STAT_BALANCE_NO_GAP);
 	return -1;

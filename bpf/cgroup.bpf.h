@@ -181,8 +181,8 @@ static __always_inline u64 cg_den(struct cg_sched *c)
 
 /*
  * The effective weight of a task of weight @weight in cgroup @cgid: its share
- * of the cgroup, times the cgroup's share of each level, in units of task
- * weights (1..SIS_WEIGHT_MAX). Fixed point in 1/2^20: a share is at most 1.
+ * of the cgroup, times the cgroup's share of each level, in load units (task
+ * weights << SIS_LOAD_SHIFT). Fixed point in 1/2^20: a share is at most 1.
  */
 static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 {
@@ -191,7 +191,7 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 	u32 i;
 
 	if (!c)
-		return weight;
+		return weight << SIS_LOAD_SHIFT;
 	/* counted in task_weight only while runnable: not yet, it would be itself */
 	den = cg_den(c);
 	if (den < weight)
@@ -208,11 +208,11 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 		share = share * c->weight / den;
 		c = par;
 	}
-	eff = (share * c->weight) >> 20;
+	eff = (share * c->weight) >> (20 - SIS_LOAD_SHIFT);
 	if (eff < 1)
 		eff = 1;
-	if (eff > SIS_WEIGHT_MAX)
-		eff = SIS_WEIGHT_MAX;
+	if (eff > SIS_WEIGHT_MAX << SIS_LOAD_SHIFT)
+		eff = SIS_WEIGHT_MAX << SIS_LOAD_SHIFT;
 	return eff;
 }
 

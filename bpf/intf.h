@@ -30,6 +30,12 @@ enum sis_consts {
 	SIS_MAX_CGROUPS		= 16384,	/* cgroups with cpu.weight state; more run unweighted */
 	SIS_CG_MAX_DEPTH	= 16,	/* cgroup levels below the root the weights follow */
 	SIS_WEIGHT_MAX		= 10000,	/* cpu.weight and p->scx.weight range: 1..10000 */
+	/*
+	 * Loads and the weights the vtime model uses are task weights << this:
+	 * a cgroup's share split among its tasks needs the fraction (a weight
+	 * of 100 over 64 tasks is 1.56 each, and 1 in integers is a third off).
+	 */
+	SIS_LOAD_SHIFT		= 10,
 };
 
 /* One cache line per CPU: only its owner writes it, except claims (idle_filter.bpf.h). */

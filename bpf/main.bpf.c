@@ -67,13 +67,14 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
 }
 
 /*
- * The weight the vtime model uses for @p: p->scx.weight, scaled by its
- * cgroup's hierarchical share (cgroup.bpf.h) unless it is in the root.
+ * The weight the vtime model uses for @p, in load units (<< SIS_LOAD_SHIFT):
+ * p->scx.weight, scaled by its cgroup's hierarchical share (cgroup.bpf.h)
+ * unless it is in the root.
  */
 static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *tctx)
 {
 	if (!tctx || !tctx->cg.cgid)
-		return p->scx.weight;
+		return p->scx.weight << SIS_LOAD_SHIFT;
 	return cg_task_weight(tctx->cg.cgid, p->scx.weight);
 }
 
@@ -82,7 +83,7 @@ static __always_inline u32 task_load_weight(struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight;
+	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight << SIS_LOAD_SHIFT;
 }
 
 #include "steal.bpf.h"

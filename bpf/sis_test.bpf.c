@@ -267,7 +267,7 @@ int test_cgroup(struct cg_args *a)
 		cg_account(tc, a->weight);
 		break;
 	case CG_TASK_WEIGHT:
-		a->ret = tc->cgid ? cg_task_weight(tc->cgid, a->weight) : a->weight;
+		a->ret = tc->cgid ? cg_task_weight(tc->cgid, a->weight) : a->weight << SIS_LOAD_SHIFT;
 		break;
 	case CG_READ:
 		c = cg_lookup(a->cgid);

@@ -22,6 +22,9 @@
 #ifndef __SIS_VTIME_BPF_H
 #define __SIS_VTIME_BPF_H
 
+/* a nice-0 task's weight in load units (intf.h: SIS_LOAD_SHIFT) */
+#define LOAD_DFL	((u64)SIS_WEIGHT_DFL << SIS_LOAD_SHIFT)
+
 u64 slice_ns = SIS_DFL_SLICE_NS;	/* writable: `scx_sis set slice-us=` */
 const volatile bool wakeup_preempt = true;
 
@@ -104,7 +107,7 @@ static __always_inline u64 vtime_charge(struct task_sched *ts, u64 vtime, u32 we
 	ts->charged_at = now;
 	if ((s64)delta <= 0 || !weight)
 		return vtime;
-	return vtime + delta * SIS_WEIGHT_DFL / weight;
+	return vtime + delta * LOAD_DFL / weight;
 }
 
 /* Record what runs on @c now; the clock moves up to it when @advance. */
@@ -180,7 +183,7 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	ran = now - started;
 	if ((s64)ran < (s64)min_ns)
 		return false;
-	curr = READ_ONCE(c->curr_vtime) + ran * SIS_WEIGHT_DFL / w;
+	curr = READ_ONCE(c->curr_vtime) + ran * LOAD_DFL / w;
 	return vtime_before(vtime + preempt_min_ns(), curr);
 }
 

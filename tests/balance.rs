@@ -52,6 +52,39 @@ fn pulls_from_the_busiest_cpu_of_the_llc() {
 }
 
 #[test]
+fn light_cgroup_tasks_balance_too() {
+    // cg-wide: a cgroup's weight is shared by its tasks, so a machine of them carries less than
+    // one nice-0 task's load per CPU, and a gap smaller than a nice-0 task must still count
+    let mut s = sis([0; 16]);
+    for cpu in 0..16 {
+        s.set_sched(cpu, |c| {
+            c.load = 50;
+            c.nr_runnable = 2;
+        });
+    }
+    s.set_sched(5, |c| {
+        c.load = 100;
+        c.nr_runnable = 4;
+    });
+    s.ovl_set(5);
+    let p = s.balance_pick(0, 1000 * MS);
+    assert_eq!((p.victim, p.gap), (5, 50), "4 tasks of mean weight 25 across a gap of 50");
+    // within the margin of the victim's mean weight: stays
+    s.set_sched(5, |c| c.load = 60);
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1);
+    // the other LLC, by the same measure
+    s.set_sched(5, |c| c.load = 50);
+    s.ovl_clear(5);
+    s.set_sched(12, |c| {
+        c.load = 150;
+        c.nr_runnable = 4;
+    });
+    s.ovl_set(12);
+    let p = s.balance_pick(0, 1000 * MS + 8 * INTERVAL);
+    assert_eq!((p.victim, p.xllc), (12, 1), "{p:?}");
+}
+
+#[test]
 fn even_cpus_stay() {
     let mut s = sis([200; 16]);
     let p = s.balance_pick(3, 1000 * MS);

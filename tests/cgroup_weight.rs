@@ -45,10 +45,11 @@ fn account(s: &mut Sis, slot: u32, weight: u32) {
     s.cgroup(a).unwrap();
 }
 
-fn eff(s: &mut Sis, slot: u32, weight: u32) -> u32 {
+/// Task `slot`'s effective weight in task-weight units (BPF keeps it << SIS_LOAD_SHIFT).
+fn eff(s: &mut Sis, slot: u32, weight: u32) -> f64 {
     let mut a = op(cg_test_op_CG_TASK_WEIGHT, slot);
     a.weight = weight;
-    s.cgroup(a).unwrap().ret
+    s.cgroup(a).unwrap().ret as f64 / (1u64 << sis_consts_SIS_LOAD_SHIFT) as f64
 }
 
 fn read(s: &mut Sis, cgid: u64) -> Option<cg_sched> {
@@ -72,7 +73,7 @@ fn run_in(s: &mut Sis, cgid: u64, slots: &[u32]) {
     }
 }
 
-fn sum_eff(s: &mut Sis, slots: &[u32]) -> u32 {
+fn sum_eff(s: &mut Sis, slots: &[u32]) -> f64 {
     slots.iter().map(|&slot| eff(s, slot, 100)).sum()
 }
 
@@ -84,8 +85,8 @@ fn weight_300_vs_100_gives_3_to_1() {
     run_in(&mut s, 10, &[0]);
     run_in(&mut s, 11, &[1]);
     // children of the root weigh like tasks of the same weight (cpu.weight 100 = nice 0)
-    assert_eq!(eff(&mut s, 0, 100), 300);
-    assert_eq!(eff(&mut s, 1, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 300.0);
+    assert_eq!(eff(&mut s, 1, 100), 100.0);
 }
 
 #[test]
@@ -95,14 +96,30 @@ fn share_is_independent_of_thread_count() {
     init(&mut s, 11, ROOT, 100, 1);
     run_in(&mut s, 10, &[0, 1, 2, 3]);
     run_in(&mut s, 11, &[4]);
-    assert_eq!(eff(&mut s, 0, 100), 25);
-    assert_eq!(sum_eff(&mut s, &[0, 1, 2, 3]), 100);
-    assert_eq!(eff(&mut s, 4, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 25.0);
+    assert_eq!(sum_eff(&mut s, &[0, 1, 2, 3]), 100.0);
+    assert_eq!(eff(&mut s, 4, 100), 100.0);
     // inside the cgroup, nice still splits its share: a nice-5 thread (weight 29) among three nice-0
     account(&mut s, 3, 29);
     let (w0, w3) = (eff(&mut s, 0, 100), eff(&mut s, 3, 29));
-    assert_eq!(w0, 100 * 100 / 329);
-    assert_eq!(w3, 100 * 29 / 329);
+    assert!((w0 - 100.0 * 100.0 / 329.0).abs() < 0.01, "{w0}");
+    assert!((w3 - 100.0 * 29.0 / 329.0).abs() < 0.01, "{w3}");
+}
+
+#[test]
+fn many_threads_keep_the_fraction() {
+    // a/{x,y}, cpu.weight 25 and 375: x's 8 threads share 6.25 (0.78 each, not 1: integers
+    // would give x 28% more than its due, and a deeper or busier cgroup far more)
+    let mut s = sis();
+    init(&mut s, 10, ROOT, 100, 1);
+    init(&mut s, 20, 10, 25, 2);
+    init(&mut s, 21, 10, 375, 2);
+    let x: Vec<u32> = (0..8).collect();
+    run_in(&mut s, 20, &x);
+    run_in(&mut s, 21, &[8]);
+    assert_eq!(eff(&mut s, 0, 100), 0.78125);
+    assert_eq!(sum_eff(&mut s, &x), 6.25);
+    assert_eq!(eff(&mut s, 8, 100), 93.75);
 }
 
 #[test]
@@ -116,9 +133,9 @@ fn nested_cgroups_split_their_parents_share() {
     run_in(&mut s, 20, &[0]);
     run_in(&mut s, 21, &[1]);
     run_in(&mut s, 11, &[2]);
-    assert_eq!(eff(&mut s, 0, 100), 50);
-    assert_eq!(eff(&mut s, 1, 100), 50);
-    assert_eq!(eff(&mut s, 2, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 50.0);
+    assert_eq!(eff(&mut s, 1, 100), 50.0);
+    assert_eq!(eff(&mut s, 2, 100), 100.0);
     let a = read(&mut s, 10).unwrap();
     assert_eq!((a.nr_active, a.child_weight, a.task_weight), (2, 200, 0));
 
@@ -126,8 +143,8 @@ fn nested_cgroups_split_their_parents_share() {
     assert!(init(&mut s, 30, 20, 100, 3));
     account(&mut s, 0, 0);
     run_in(&mut s, 30, &[3, 4]);
-    assert_eq!(eff(&mut s, 3, 100), 25);
-    assert_eq!(eff(&mut s, 1, 100), 50);
+    assert_eq!(eff(&mut s, 3, 100), 25.0);
+    assert_eq!(eff(&mut s, 1, 100), 50.0);
 }
 
 #[test]
@@ -138,13 +155,13 @@ fn idle_cgroups_count_for_nothing() {
     init(&mut s, 21, 10, 300, 2);
     run_in(&mut s, 20, &[0]);
     // y (weight 300) has no runnable task: x gets all of a
-    assert_eq!(eff(&mut s, 0, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 100.0);
     run_in(&mut s, 21, &[1]);
-    assert_eq!(eff(&mut s, 0, 100), 25);
-    assert_eq!(eff(&mut s, 1, 100), 75);
+    assert_eq!(eff(&mut s, 0, 100), 25.0);
+    assert_eq!(eff(&mut s, 1, 100), 75.0);
     // y's task sleeps: y leaves a's child_weight, a stays active through x
     account(&mut s, 1, 0);
-    assert_eq!(eff(&mut s, 0, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 100.0);
     let a = read(&mut s, 10).unwrap();
     assert_eq!((a.nr_active, a.child_weight), (1, 100));
     assert_eq!(read(&mut s, 21).unwrap().nr_active, 0);
@@ -159,8 +176,8 @@ fn weight_change_and_move_keep_the_books() {
     run_in(&mut s, 20, &[0]);
     run_in(&mut s, 21, &[1]);
     set_weight(&mut s, 20, 300);
-    assert_eq!(eff(&mut s, 0, 100), 75);
-    assert_eq!(eff(&mut s, 1, 100), 25);
+    assert_eq!(eff(&mut s, 0, 100), 75.0);
+    assert_eq!(eff(&mut s, 1, 100), 25.0);
     assert_eq!(read(&mut s, 10).unwrap().child_weight, 400);
 
     // task 1 moves from y to x while runnable: y idles, x holds both
@@ -169,7 +186,7 @@ fn weight_change_and_move_keep_the_books() {
     assert_eq!((a.child_weight, a.nr_active), (300, 1));
     assert_eq!((x.task_weight, x.nr_active), (200, 2));
     assert_eq!((y.task_weight, y.nr_active), (0, 0));
-    assert_eq!(eff(&mut s, 0, 100), 50);
+    assert_eq!(eff(&mut s, 0, 100), 50.0);
 
     // a task's own weight change (nice) while runnable stays one entry
     account(&mut s, 1, 300);
@@ -221,7 +238,7 @@ fn untracked_cgroups_run_unweighted() {
     assert!(!init(&mut s, 41, 10, 100, deep));
     attach(&mut s, 0, 40);
     account(&mut s, 0, 100);
-    assert_eq!(eff(&mut s, 0, 100), 100);
+    assert_eq!(eff(&mut s, 0, 100), 100.0);
     assert!(read(&mut s, 40).is_none());
     // the chain is followed to the depth bound
     let mut parent = ROOT;
@@ -231,10 +248,10 @@ fn untracked_cgroups_run_unweighted() {
         parent = id;
     }
     run_in(&mut s, parent, &[5]);
-    assert_eq!(eff(&mut s, 5, 100), 100);
+    assert_eq!(eff(&mut s, 5, 100), 100.0);
     let sibling = 200;
     assert!(init(&mut s, sibling, 100 + 1, 100, 2));
     run_in(&mut s, sibling, &[6]);
-    assert_eq!(eff(&mut s, 5, 100), 50);
-    assert_eq!(eff(&mut s, 6, 100), 50);
+    assert_eq!(eff(&mut s, 5, 100), 50.0);
+    assert_eq!(eff(&mut s, 6, 100), 50.0);
 }

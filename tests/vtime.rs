@@ -36,7 +36,7 @@ fn place(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool) -> u64 {
 fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) -> u64 {
     let mut a = op(vtime_test_op_VT_RUNNING, slot, cpu);
     a.vtime = vtime;
-    a.weight = weight;
+    a.weight = weight << sis_consts_SIS_LOAD_SHIFT;
     a.now = now;
     s.vtime(a).vtime
 }
@@ -46,7 +46,7 @@ fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) 
 fn charge(s: &mut Sis, which: u32, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64, alone: bool) -> u64 {
     let mut a = op(which, slot, cpu);
     a.vtime = vtime;
-    a.weight = weight;
+    a.weight = weight << sis_consts_SIS_LOAD_SHIFT;
     a.now = now;
     a.flag = alone as u32;
     s.vtime(a).vtime
@@ -165,24 +165,26 @@ fn load_follows_the_task() {
     let mut s = sis();
     let acct = |s: &mut Sis, slot: u32, cpu: i32, w: u32| {
         let mut a = op(vtime_test_op_VT_LOAD_ACCOUNT, slot, cpu);
-        a.weight = w;
+        a.weight = w << sis_consts_SIS_LOAD_SHIFT;
         s.vtime(a);
     };
+    // loads in task-weight units
+    let load = |s: &mut Sis, cpu: usize| (s.sched(cpu).load >> sis_consts_SIS_LOAD_SHIFT, s.sched(cpu).nr_runnable);
     acct(&mut s, 0, 3, 100);
     acct(&mut s, 1, 3, 33);
-    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable), (133, 2));
+    assert_eq!(load(&mut s, 3), (133, 2));
     // moved without quiescent/runnable (a steal): fixed at the next call
     acct(&mut s, 0, 4, 100);
-    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable), (33, 1));
-    assert_eq!((s.sched(4).load, s.sched(4).nr_runnable), (100, 1));
+    assert_eq!(load(&mut s, 3), (33, 1));
+    assert_eq!(load(&mut s, 4), (100, 1));
     // the same call twice changes nothing
     acct(&mut s, 0, 4, 100);
-    assert_eq!(s.sched(4).load, 100);
+    assert_eq!(load(&mut s, 4), (100, 1));
     // a weight change while runnable
     acct(&mut s, 0, 4, 300);
-    assert_eq!((s.sched(4).load, s.sched(4).nr_runnable), (300, 1));
+    assert_eq!(load(&mut s, 4), (300, 1));
     // quiescent
     acct(&mut s, 1, -1, 0);
     acct(&mut s, 0, -1, 0);
-    assert_eq!((s.sched(3).load, s.sched(3).nr_runnable, s.sched(4).load, s.sched(4).nr_runnable), (0, 0, 0, 0));
+    assert_eq!((load(&mut s, 3), load(&mut s, 4)), ((0, 0), (0, 0)));
 }

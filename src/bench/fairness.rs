@@ -532,7 +532,9 @@ fn cpu_loads() -> Option<Vec<String>> {
         }
         // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
         let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
-        Some(format!("{i}:{}/{}{}", c.load, c.nr_runnable, if c.released != 0 { "R" } else { "" }))
+        // load in task-weight units (nice 0 = 100)
+        let load = c.load >> crate::bpf_intf::sis_consts_SIS_LOAD_SHIFT;
+        Some(format!("{i}:{load}/{}{}", c.nr_runnable, if c.released != 0 { "R" } else { "" }))
     })
 }
 
