@@ -50,6 +50,8 @@ pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
 
 /// Weights of nice 0 and nice 5 in the kernel's sched_prio_to_weight[].
 pub const NICE1_IDEAL: f64 = 1024.0 / 335.0;
+/// ... and of nice 0 and nice 10.
+pub const NICE8_IDEAL: f64 = 1024.0 / 110.0;
 
 const NICE1_OTHER: i32 = 5;
 const NICE8_OTHER: i32 = 10;
@@ -218,12 +220,21 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
             format!("{n}+{}", 2 * n),
         ),
     };
+    // ratios of CPU time have a right value: more than it is as wrong as less
+    let ideal = match case {
+        Case::Nice1 => Some(NICE1_IDEAL),
+        Case::Nice8 => Some(NICE8_IDEAL),
+        Case::CgWeight | Case::CgWide => Some(3.0),
+        Case::CgThreads => Some(1.0),
+        Case::Spread | Case::Fork | Case::Sleep | Case::CgNested => None,
+    };
     Suite {
         name: case.suite_name().into(),
         title: title.into(),
         metric: format!("{metric}; {secs} s after {warm} s"),
         unit: unit.into(),
         direction,
+        ideal,
         parser: Parser::Regex(METRIC_RE.into()),
         server: None,
         // the fork loop may run FORK_CAP x the window, plus the op in flight

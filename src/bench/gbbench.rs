@@ -70,6 +70,7 @@ pub fn suite(sc: &Scale) -> Suite {
         ),
         unit: "events/s".into(),
         direction: Direction::HigherIsBetter,
+        ideal: None,
         parser: Parser::Regex(METRIC_RE.into()),
         server: None,
         timeout_s: secs as u64 * 4 + 120,

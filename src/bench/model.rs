@@ -98,6 +98,10 @@ pub struct Suite {
     pub metric: String,
     pub unit: String,
     pub direction: Direction,
+    /// A ratio with a right value (a weight ratio): closer to it is better, whatever
+    /// `direction` says about the mean; the verdict compares distances to it.
+    #[serde(default)]
+    pub ideal: Option<f64>,
     pub parser: Parser,
     pub server: Option<Server>,
     /// A run taking longer than this is killed and marked failed.

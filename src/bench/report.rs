@@ -104,8 +104,12 @@ pub fn format_suite(res: &Results, suite: &Suite) -> String {
     let op = suite.direction.mean_name();
 
     let unit = if suite.unit.is_empty() { String::new() } else { format!(", {}", suite.unit) };
-    let better = if suite.direction == Direction::LowerIsBetter { "lower" } else { "higher" };
-    let _ = writeln!(o, "{}  [{}{unit}; {better} is better]", suite.title, suite.metric);
+    let better = match suite.ideal {
+        Some(i) => format!("closer to {i:.2} is better"),
+        None if suite.direction == Direction::LowerIsBetter => "lower is better".into(),
+        None => "higher is better".into(),
+    };
+    let _ = writeln!(o, "{}  [{}{unit}; {better}]", suite.title, suite.metric);
     let mut header = " ".repeat(10 + pw);
     for v in &res.variants {
         let _ = write!(header, "{:>cw$}", v.name);
@@ -166,7 +170,12 @@ pub fn format_suite(res: &Results, suite: &Suite) -> String {
                 }
                 if let (true, Some(p)) = (c.significant, c.pct) {
                     let item = format!("{label} ({p:+.2}%)");
-                    if p >= 0.0 {
+                    // with an ideal, better is nearer to it, not further up or down
+                    let nearer = match (suite.ideal, &c.summary, &cells[0].summary) {
+                        (Some(i), Some(v), Some(b)) => (v.mean - i).abs() <= (b.mean - i).abs(),
+                        _ => p >= 0.0,
+                    };
+                    if nearer {
                         wins.push(item)
                     } else {
                         losses.push(item)
@@ -434,6 +443,24 @@ pub(crate) mod tests {
             std::fs::write("/tmp/scx_sis-bench-table-got.txt", &got).unwrap();
         }
         assert_eq!(got, want, "table differs (got written to /tmp/scx_sis-bench-table-got.txt):\n{got}");
+    }
+
+    #[test]
+    fn a_ratio_with_an_ideal_is_judged_by_its_distance() {
+        let mut res = sample();
+        let np = |res: &Results| {
+            let t = format_report(res);
+            t[t.find("netperf-udp  [").unwrap()..].to_string()
+        };
+        assert!(np(&res).contains("scx_sis   WORSE at send-64 (-1.66%)"));
+        // lower than EEVDF's, and nearer the right value: better
+        res.suites[1].ideal = Some(209.0);
+        let t = np(&res);
+        assert!(t.contains("; closer to 209.00 is better]"), "{t}");
+        assert!(t.contains("scx_sis   better at send-64 (-1.66%)"), "{t}");
+        // lower, past the right value and farther from it: worse
+        res.suites[1].ideal = Some(213.0);
+        assert!(np(&res).contains("scx_sis   WORSE at send-64 (-1.66%)"));
     }
 
     #[test]

@@ -288,6 +288,7 @@ pub(crate) mod tests {
             metric: "time".into(),
             unit: "s".into(),
             direction: Direction::LowerIsBetter,
+            ideal: None,
             parser: Parser::WallTime,
             server: None,
             timeout_s: 10,

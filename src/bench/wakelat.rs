@@ -73,6 +73,7 @@ pub fn suite(sc: &Scale, exe: &Path) -> Suite {
         ),
         unit: "usec".into(),
         direction: Direction::LowerIsBetter,
+        ideal: None,
         parser: Parser::Cyclictest,
         server: None,
         timeout_s: secs as u64 + warm.ceil() as u64 + 120,
