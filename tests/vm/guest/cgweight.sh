@@ -6,11 +6,11 @@
 #  - cg-threads: a 4-hog and a 1-hog cgroup of equal weight, one CPU: within TOL_PCT of 1.00.
 #  - cg-nested: a/{x: 1 hog, y: 2 hogs} vs b: 1 hog, equal weights, one CPU: every cgroup's
 #    share within TOL_PCT of its ideal (1/4, 1/4, 1/2).
-#  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned (ideal 3.00): measured
-#    and printed as a NOTE beside EEVDF's, not asserted. Across CPUs the share rests on which hogs
-#    share a CPU, and balancing by weighted load can stop where the gap equals one task's weight
-#    (two 300-hogs on one CPU, the 100-hogs elsewhere): seen 1.7-4.8 for scx_sis, 2.4-3.0 for
-#    EEVDF. A known open gap of issue 9, not a pass.
+#  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned (ideal 3.00): the 5%
+#    target is printed; what is asserted is WIDE_CHECK_PCT. Across CPUs the share rests on which
+#    hogs share a CPU. Before loads kept the fraction of a cgroup task's weight and busy CPUs
+#    balanced tasks lighter than nice 0 (2026-11-24, BENCHMARKS.md) scx_sis gave 2.3-5.1 (it
+#    would fail this about half the time); since, 2.66-3.06 in 10 bench runs (EEVDF 1.8-3.0).
 # TOL_PCT is issue 9's target (5%), printed as met / NOT met; one 3 s run is asserted within
 # CHECK_PCT (8%): a 6.12 run beside another VM and a build once gave 0.947 for cg-threads, while
 # a scheduler without cgroup weights gets 4.0 there and 1.0 for cg-weight. BENCHMARKS.md holds
@@ -24,6 +24,7 @@ trap cleanup_sched EXIT
 
 TOL_PCT=5
 CHECK_PCT=8
+WIDE_CHECK_PCT=20
 secs=${CG_SECS:-3}
 out="$SCX_SIS_OUT/cgweight"
 rm -rf "$out"
@@ -47,7 +48,8 @@ note "cg-nested target (issue 9): worst share ${x:-?}% off <= ${TOL_PCT}%: $(awk
 check "cg-nested: scx_sis worst share ${x:-?}% off its ideal <= ${CHECK_PCT}% (EEVDF ${e:-?}%)" \
   awk -v g="$x" -v l="$CHECK_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }'
 e=$(val cg-wide EEVDF) x=$(val cg-wide scx_sis)
-note "cg-wide (known open, not asserted): scx_sis ratio ${x:-?}, EEVDF ${e:-?}, ideal 3.00"
+note "cg-wide target (issue 9): scx_sis ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
+check "cg-wide: scx_sis ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00 (EEVDF ${e:-?})" within "$x" 3.00 "$WIDE_CHECK_PCT"
 
 # ---- churn while attached ----
 # entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)
