@@ -2,8 +2,9 @@
 # Run the scx_sis benchmark set inside the test VM (8 vCPUs: 2 sockets x 2 cores x 2 threads, the
 # 7.3 kernel) in one command, and collect the results into <repo>/bench-results/<stamp>/.
 #
-#   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--timeout SECS] [--bin PATH]
-#                   [--out DIR] [--quick] [-- BENCH-OPTIONS...]
+#   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--sockets S --cores C --threads T]
+#                   [--memory SIZE] [--timeout SECS] [--bin PATH] [--out DIR] [--quick]
+#                   [-- BENCH-OPTIONS...]
 #
 # Without BENCH-OPTIONS it runs the full set: --suite hackbench,tbench,netperf,schbench --runs 5
 # --warmup 1 with the variants nofilter (--sis-mode linear), nofailprone (--sis-mode filter),
@@ -12,6 +13,7 @@
 # --quick: the tiny smoke sizes (--quick --runs 2 --warmup 0).
 # --bin: the scx_sis binary (default target/release/scx_sis; it is copied to target/vm-bin/ so a
 # rebuild during the run does not change it). It must have the `bench` subcommand.
+# --sockets/--cores/--threads/--memory go to tests/vm/vm.sh (e.g. 64 vCPUs in 8 LLCs).
 # Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died).
 # The guest sees the host's root filesystem read-only with target/ writable: it writes to
 # target/bench-results/<stamp>/ and this script copies that to --out (default bench-results/<stamp>).
@@ -21,11 +23,12 @@ repo=$(cd "$here/.." && pwd)
 
 die() { echo "run-vm.sh: error: $*" >&2; exit 2; }
 
-kernel=7.3 cpus=8 timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=()
+kernel=7.3 cpus=8 timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=() vmopts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
     --cpus) cpus=${2:?}; shift 2 ;;
+    --sockets|--cores|--threads|--memory) vmopts+=("$1" "${2:?}"); shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
@@ -68,7 +71,7 @@ if [ ${#bench[@]} -eq 0 ]; then
 fi
 
 echo "run-vm.sh: $(basename "$kpath"), $cpus vCPUs: scx_sis bench ${bench[*]} --out $gout" >&2
-"$repo/tests/vm/vm.sh" --kernel "$kpath" --cpus "$cpus" --timeout "$timeout" -- \
+"$repo/tests/vm/vm.sh" --kernel "$kpath" --cpus "$cpus" "${vmopts[@]}" --timeout "$timeout" -- \
   "$vbin" bench "${bench[@]}" --out "$gout"
 rc=$?
 rm -f "$vbin"
