@@ -5,11 +5,11 @@
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
  *  - a CPU whose slice ended looks, at most once every balance_every
- *    slices, for the busiest overloaded CPU of its LLC, and, at most once
- *    every BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the
- *    other LLCs; it pulls one task whose move narrows the load gap by a
- *    margin (BAL_MARGIN_PCT of its weight), so near-even pairs do not
- *    ping-pong;
+ *    slices, for the
+ *    busiest overloaded CPU of its LLC, and, at most once every
+ *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
+ *    LLCs; it pulls one task whose move narrows the load gap by a margin
+ *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -48,6 +48,20 @@ static __always_inline bool balance_may_move(u64 weight, u64 gap)
 	return weight * (100 + BAL_MARGIN_PCT) < gap * 100;
 }
 
+/*
+ * A gap worth a pull from @victim: one of its tasks of mean weight, or a
+ * nice-0 one if heavier, could move across it. Not a nice-0 task alone: a
+ * cgroup's tasks weigh its weight shared among them (cgroup.bpf.h), and a
+ * whole machine of them can carry less load than one nice-0 task per CPU.
+ */
+static __always_inline bool gap_movable(s32 victim, u64 gap)
+{
+	struct cpu_sched *c = cpu_sched(victim);
+	u32 nr = c ? READ_ONCE(c->nr_runnable) : 0;
+	u64 w = nr ? READ_ONCE(c->load) / nr : LOAD_DFL;
+
+	return balance_may_move(w < LOAD_DFL ? w : LOAD_DFL, gap);
+}
 
 static __always_inline u64 load_gap(u64 from, u64 to)
 {
@@ -143,6 +157,8 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 			continue;
 		if (in.gap > llc_gap)
 			in.gap = llc_gap;
+		if (!gap_movable(in.victim, in.gap))
+			continue;
 		if (in.gap > best.gap)
 			best = in;
 	}
@@ -152,41 +168,14 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 }
 
 /*
- * Another LLC's busiest CPU for @cpu to pull from, or -1: at most once every
- * BAL_XLLC_EVERY slices. Also asked when the own LLC's busiest CPU had
- * nothing that could cross its gap.
- */
-__noinline int balance_pick_xllc(s32 cpu, u64 now, struct balance_pick *bp)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-	s32 llc = cpu_llc(cpu);
-
-	if (!bp)
-		return -1;
-	bp->victim = -1;
-	bp->xllc = 0;
-	bp->gap = 0;
-	if (!c || llc < 0 || nr_llcs < 2 || now - c->last_xllc < BAL_XLLC_EVERY * slice_ns)
-		return -1;
-	c->last_xllc = now;
-	balance_find_xllc(cpu, llc, READ_ONCE(c->load), bp);
-	return bp->victim;
-}
-
-/*
  * Whom @cpu should pull from now, or -1: rate-limited per CPU. The LLC
- * first; other LLCs only when the LLC has no gap.
- *
- * Any gap is worth the walk (at most STEAL_SCAN_TASKS tasks, once a slice):
- * which task may cross it is the walk's per-task check. A bound here by one
- * weight (a nice-0 task's, or the victim's mean) left a machine of cgroup
- * tasks (each a share of its cgroup's weight) never balanced, and a nice-0
- * task alone beside CPUs of a nice-0 and three nice-10 tasks for good.
+ * first; other LLCs only when the LLC has no movable gap.
  */
 __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
 	s32 llc = cpu_llc(cpu);
+	u64 my_load;
 
 	if (!bp)
 		return -1;
@@ -199,9 +188,19 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 		return -1;
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
+	my_load = READ_ONCE(c->load);
 
-	balance_find_in_llc(cpu, llc, READ_ONCE(c->load), bp);
-	if (bp->victim >= 0 || balance_pick_xllc(cpu, now, bp) >= 0)
+	balance_find_in_llc(cpu, llc, my_load, bp);
+	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->victim, bp->gap)))
+		return bp->victim;
+	/* a gap too small to move anything across is no pick: a pull would walk for nothing */
+	bp->victim = -1;
+	bp->gap = 0;
+	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
+		c->last_xllc = now;
+		balance_find_xllc(cpu, llc, my_load, bp);
+	}
+	if (bp->victim >= 0)
 		return bp->victim;
 	stat_inc(STAT_BALANCE_NO_GAP);
 	return -1;

@@ -217,17 +217,6 @@ int test_balance_pick(struct balance_args *a)
 }
 
 SEC("syscall")
-int test_balance_pick_xllc(struct balance_args *a)
-{
-	struct balance_pick bp = { .victim = -1 };
-
-	a->victim = balance_pick_xllc(a->cpu, a->now, &bp);
-	a->xllc = bp.xllc;
-	a->gap = bp.gap;
-	return 0;
-}
-
-SEC("syscall")
 int test_may_move(struct balance_args *a)
 {
 	a->ret = balance_may_move(a->weight, a->gap);

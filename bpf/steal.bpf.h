@@ -264,9 +264,7 @@ __noinline int balance_pull(s32 cpu, u64 now)
 	victim = balance_pick_victim(cpu, now, &bp);
 	if (victim < 0)
 		return false;
-	/* nothing there could cross the LLC's gap: another LLC's busiest may */
-	if (!steal_from(cpu, victim, bp.gap) &&
-	    (bp.xllc || balance_pick_xllc(cpu, now, &bp) < 0 || !steal_from(cpu, bp.victim, bp.gap))) {
+	if (!steal_from(cpu, victim, bp.gap)) {
 		stat_inc(STAT_BALANCE_UNMOVABLE);
 		return false;
 	}

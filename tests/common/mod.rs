@@ -269,15 +269,6 @@ impl Sis {
         a
     }
 
-    /// The other LLCs' pick, as balance asks it when the own LLC's victim had nothing movable.
-    pub fn balance_pick_xllc(&mut self, cpu: usize, now: u64) -> BalanceArgs {
-        let mut a: BalanceArgs = zeroed();
-        a.cpu = cpu as i32;
-        a.now = now;
-        Self::run(&mut self.skel.progs.test_balance_pick_xllc, &mut a);
-        a
-    }
-
     pub fn may_move(&mut self, weight: u64, gap: u64) -> bool {
         let mut a: BalanceArgs = zeroed();
         a.weight = weight;
