@@ -737,9 +737,14 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     if let Some(loads) = cpu_loads() {
         println!("scx_sis load/tasks at the end: {}", loads.join(" "));
     }
+    // every thread's stat under /proc: cheap at 8 CPUs, minutes at 64 under TCG (each vCPU gets
+    // 1/64 of one host thread, whatever this process's priority)
+    let walk_proc = n <= 16 || std::env::var_os("SCX_SIS_FAIR_TRACE").is_some();
     if let Some(words) = overloaded_words() {
         println!("scx_sis overloaded map at the end: {}", words.join(" "));
-        println!("runnable threads other than the hogs at the end: {}", other_runnable(&hogs));
+        if walk_proc {
+            println!("runnable threads other than the hogs at the end: {}", other_runnable(&hogs));
+        }
     }
     if let (Some(k0), Some(k1)) = (k0, k1) {
         println!("scx_sis per-CPU counters over the window ({}):", BALANCE_COUNTERS.map(|(n, _)| n).join(" "));
