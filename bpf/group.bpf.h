@@ -377,19 +377,24 @@ __noinline int gb_enqueue_cpu(struct task_struct *p __arg_trusted, s32 cpu, bool
 }
 
 /*
- * Rank of @p for a thief @cpu taking it from @victim: 2 its group belongs
- * to the thief's partition, 1 no group or a group not at home on the
- * victim, 0 at home on the victim (taken last).
+ * Rank of a task of @group for a thief @cpu taking it from @victim: 2 its
+ * group belongs to the thief's partition, 1 no group or a group not at home
+ * on the victim, 0 at home on the victim (taken last).
  */
-static __always_inline int gb_steal_rank(struct task_struct *p, s32 cpu, s32 victim)
+static __always_inline int gb_group_steal_rank(u64 group, s32 cpu, s32 victim)
 {
-	s32 part = gb_group_part(gb_task_group(p));
+	s32 part = gb_group_part(group);
 
 	if (part < 0)
 		return 1;
 	if (part == gb_cpu_part(cpu))
 		return 2;
 	return part == gb_cpu_part(victim) ? 0 : 1;
+}
+
+static __always_inline int gb_steal_rank(struct task_struct *p, s32 cpu, s32 victim)
+{
+	return gb_group_steal_rank(gb_task_group(p), cpu, victim);
 }
 
 #endif /* __SIS_GROUP_BPF_H */

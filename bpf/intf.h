@@ -357,6 +357,8 @@ struct gb_args {
 	u64 parent;
 	u64 delta;
 	u64 ret;
+	s32 cpu;		/* GB_T_STEAL_RANK: the thief */
+	s32 victim;		/* GB_T_STEAL_RANK: the CPU it takes from */
 };
 
 enum gb_test_op {
@@ -364,6 +366,7 @@ enum gb_test_op {
 	GB_T_CGROUP_EXIT	= 1,
 	GB_T_GROUP_OF		= 2,
 	GB_T_CHARGE		= 3,
+	GB_T_STEAL_RANK		= 4,
 };
 
 #endif /* __SIS_INTF_H */

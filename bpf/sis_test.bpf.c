@@ -302,6 +302,9 @@ int test_gb(struct gb_args *a)
 	case GB_T_CHARGE:
 		gb_charge(a->cgid, a->part, a->delta);
 		break;
+	case GB_T_STEAL_RANK:
+		a->ret = gb_group_steal_rank(a->cgid, a->cpu, a->victim);
+		break;
 	}
 	return 0;
 }

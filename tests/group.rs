@@ -238,3 +238,51 @@ fn cgroups_join_groups_and_leave_no_state() {
     init(&mut s, 103, parent);
     assert_eq!(group_of(&mut s, 103).0, 103);
 }
+
+/// Stealing and balance prefer the thief's groups (seed 002, soft): rank 2 for a group at home
+/// on the thief's partition, 1 for no group or a group homed elsewhere, 0 for a group at home
+/// on the victim's partition (taken last), through the loader's own partition maps.
+#[test]
+fn steals_prefer_the_thiefs_groups() {
+    let mut s = Sis::load(&Shape::new(8, 2, 4), FULL);
+    let cfg = scx_sis::group::Config {
+        parts: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
+        optin: vec![(100, gb_consts_GB_OPT_PARENT, "/sys/fs/cgroup/p".into())],
+        period: std::time::Duration::from_millis(100),
+    };
+    let m = &s.skel.maps;
+    scx_sis::group::write_maps(&cfg, &s.topo, &m.gb_cpu_map, &m.gb_part_map, &m.gb_part_cpus, &m.gb_optin).unwrap();
+    let init = |s: &mut Sis, c: u64, p: u64| gb(s, gb_test_op_GB_T_CGROUP_INIT, c, p, 0, 0);
+    init(&mut s, 100, 1);
+    init(&mut s, 101, 100);
+    init(&mut s, 102, 100);
+    init(&mut s, 103, 100);
+    let settle_in = |s: &mut Sis, group: u64, part: i32| {
+        let g = gb_group { part, __pad: 0 };
+        let bytes = unsafe { std::slice::from_raw_parts(&g as *const _ as *const u8, std::mem::size_of::<gb_group>()) };
+        s.skel.maps.gb_group_map.update(&group.to_ne_bytes(), bytes, MapFlags::EXIST).unwrap();
+    };
+    settle_in(&mut s, 101, 0);
+    settle_in(&mut s, 102, 1);
+    // 103 is not settled yet (part -1)
+    let rank = |s: &mut Sis, group: u64, thief: i32, victim: i32| {
+        let mut a: gb_args = zeroed();
+        a.op = gb_test_op_GB_T_STEAL_RANK;
+        a.cgid = group;
+        a.cpu = thief;
+        a.victim = victim;
+        assert_eq!(Sis::run(&mut s.skel.progs.test_gb, &mut a), 0);
+        a.ret
+    };
+    // thief CPU 1 (partition 0) takes from CPU 5 (partition 1)
+    assert_eq!(rank(&mut s, 101, 1, 5), 2, "group at home on the thief's partition: first");
+    assert_eq!(rank(&mut s, 102, 1, 5), 0, "group at home on the victim's partition: last");
+    assert_eq!(rank(&mut s, 103, 1, 5), 1, "unsettled group: in between");
+    assert_eq!(rank(&mut s, 0, 1, 5), 1, "no group: in between");
+    // within one partition (victim CPU 2): its own group comes first, nothing is 'at home elsewhere'
+    assert_eq!(rank(&mut s, 101, 1, 2), 2);
+    assert_eq!(rank(&mut s, 102, 1, 2), 1);
+    // the other way round
+    assert_eq!(rank(&mut s, 102, 6, 0), 2);
+    assert_eq!(rank(&mut s, 101, 6, 0), 0);
+}

@@ -61,6 +61,12 @@ impl CgTree {
         Ok(t)
     }
 
+    /// A tree in `dir`, an existing cgroup (cpu controller on for its children) that stays:
+    /// only what `add` makes is removed.
+    pub fn within(dir: &Path) -> CgTree {
+        CgTree { base: dir.to_path_buf(), made: Vec::new() }
+    }
+
     /// Create `rel` (parents first, e.g. "a" then "a/x") with cpu.weight `weight`.
     pub fn add(&mut self, rel: &str, weight: u32) -> Result<PathBuf> {
         let dir = self.base.join(rel);

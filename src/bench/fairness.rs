@@ -16,6 +16,10 @@
 //!   cgroup of equal weight (ideal 1); a/{x (1 hog), y (2 hogs)} vs b (1 hog), all weight 100
 //!   (ideal shares 1/4, 1/4, 1/2: the metric is the worst share's error in %). Unpinned:
 //!   300 with one hog per CPU vs 100 with two per CPU (ideal 3).
+//! - `gb-wide` (issue 9, not in `cgroups`): cg-wide's load with its two cgroups as children of
+//!   the group balancer's bench parent (gbbench::GB_PARENT), so that a variant
+//!   `--gb-parent /sys/fs/cgroup/scx_sis_gb` makes them two groups settled on distinct
+//!   partitions: does cpu.weight still hold across partitions (ideal 3)?
 //!
 //! Each run is `scx_sis __fairness CASE --secs T --warmup W` (a hidden subcommand: the real
 //! workload, measured from /proc), which prints its details and a last line `metric: X`, so
@@ -77,9 +81,10 @@ pub enum Case {
     CgThreads,
     CgNested,
     CgWide,
+    GbWide,
 }
 
-const CASES: [Case; 9] = [
+const CASES: [Case; 10] = [
     Case::Nice1,
     Case::Nice8,
     Case::Spread,
@@ -89,6 +94,7 @@ const CASES: [Case; 9] = [
     Case::CgThreads,
     Case::CgNested,
     Case::CgWide,
+    Case::GbWide,
 ];
 
 impl Case {
@@ -103,6 +109,7 @@ impl Case {
             Case::CgThreads => "cg-threads",
             Case::CgNested => "cg-nested",
             Case::CgWide => "cg-wide",
+            Case::GbWide => "gb-wide",
         }
     }
     pub fn from_suite(name: &str) -> Option<Case> {
@@ -135,7 +142,7 @@ pub struct ProbeArgs {
 pub fn durations(case: Case, sc: &Scale) -> (u32, f64) {
     let secs = sc.duration_s.unwrap_or(if sc.quick { 2 } else { 5 });
     // cg-wide too: the hogs join their cgroups after fork, then balancing must spread them
-    let settles = matches!(case, Case::Spread | Case::CgWide);
+    let settles = matches!(case, Case::Spread | Case::CgWide | Case::GbWide);
     let secs = if settles { secs.max(SPREAD_MIN_SECS) } else { secs };
     let warm = match (settles, sc.quick) {
         (true, false) => 2.0,
@@ -219,12 +226,28 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
             Direction::HigherIsBetter,
             format!("{n}+{}", 2 * n),
         ),
+        Case::GbWide => (
+            "gb-wide-unpinned",
+            format!(
+                "cg-wide with both cgroups children of {} (groups under --gb-parent): CPU-time ratio of \
+                 cpu.weight 300 (1 hog per CPU) and 100 (2 hogs per CPU), unpinned (ideal 3.00; rows: hogs)",
+                super::gbbench::GB_PARENT
+            ),
+            "ratio",
+            Direction::HigherIsBetter,
+            format!("{n}+{}", 2 * n),
+        ),
     };
+    // the groups' parent must be there before a `--gb-parent` variant attaches (best effort and
+    // only on cgroup2: the probe reports a failure itself)
+    if case == Case::GbWide && crate::group::cgroup_id(Path::new(super::gbbench::GB_PARENT).parent().unwrap()).is_ok() {
+        let _ = super::gbbench::ensure_parent();
+    }
     // ratios of CPU time have a right value: more than it is as wrong as less
     let ideal = match case {
         Case::Nice1 => Some(NICE1_IDEAL),
         Case::Nice8 => Some(NICE8_IDEAL),
-        Case::CgWeight | Case::CgWide => Some(3.0),
+        Case::CgWeight | Case::CgWide | Case::GbWide => Some(3.0),
         Case::CgThreads => Some(1.0),
         Case::Spread | Case::Fork | Case::Sleep | Case::CgNested => None,
     };
@@ -663,6 +686,10 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     // declared before the hogs: dropped (rmdir) after they are killed and reaped
     let mut cgs = match a.case {
         Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide => Some(CgTree::new("scx_sis-fair")?),
+        Case::GbWide => {
+            super::gbbench::ensure_parent()?;
+            Some(CgTree::within(Path::new(super::gbbench::GB_PARENT)))
+        }
         _ => None,
     };
     let mut hogs = Hogs::default();
@@ -680,7 +707,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         }
         Case::Spread => (0..SPREAD_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
         Case::Fork | Case::Sleep => (0..RESPONSIVE_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
-        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide => {
+        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide | Case::GbWide => {
             let t = cgs.as_mut().unwrap();
             // (cgroup, cpu.weight, hogs, pinned): group i+1 is the i-th entry with hogs
             let plan: &[(&str, u32, usize, Option<usize>)] = match a.case {
@@ -757,7 +784,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         |nice: i32| -> Vec<f64> { hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect() };
     let by_group = |g: usize| -> f64 { hogs.0.iter().zip(&ms).filter(|(h, _)| h.group == g).map(|(_, m)| *m).sum() };
     let metric = match (a.case, loop_result) {
-        (Case::CgWeight | Case::CgThreads | Case::CgWide, _) => {
+        (Case::CgWeight | Case::CgThreads | Case::CgWide | Case::GbWide, _) => {
             let (g1, g2) = (by_group(1), by_group(2));
             println!("group run_ms: 1={g1:.1} 2={g2:.1}");
             (g2 > 0.0).then(|| g1 / g2)

@@ -37,6 +37,8 @@ pub const BUILTIN: &[&str] = &[
     "cg-wide",
     // group balancer (issue 9): sysbench memory, one cgroup per LLC (gbbench.rs)
     "gb-sysbench",
+    // cg-wide with the cgroups as groups of the balancer's bench parent (fairness.rs)
+    "gb-wide",
 ];
 /// wakelat is one row (about 7 s a run): cheap, and on Debian, where schbench is skipped, the
 /// only wakeup latency measured.

@@ -121,6 +121,7 @@ impl Sis {
         rodata.gb_enabled = true;
         // the test object has every topology-sized map but the stealing counters
         assert_eq!(layout.size_maps(open.open_object_mut()).unwrap(), ["llc_steals"]);
+        scx_sis::group::size_maps(open.open_object_mut(), &topo).unwrap();
         // SIS_VERIFIER_LOG=1: dump the verifier's log of every program to target/verifier.log
         if std::env::var_os("SIS_VERIFIER_LOG").is_some() {
             for mut prog in open.open_object_mut().progs_mut() {
