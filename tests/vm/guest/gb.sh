@@ -136,11 +136,31 @@ check_gt "group a runs >= 80% in one partition" "$share_a" 79.99
 check_gt "group b runs >= 80% in one partition" "$share_b" 79.99
 check "groups a and b settled in distinct partitions ($part_a, $part_b)" test "$part_a" != "$part_b"
 
+# map_pairs NAME: "key value" per entry of a BPF hash map whose keys and values start with a u64
+map_pairs() {
+  bpftool -j map dump name "$1" 2>/dev/null | python3 -c '
+import json, sys
+def num(v):
+    return v if isinstance(v, int) else int.from_bytes(bytes(int(x, 16) for x in v[:8]), "little")
+for e in json.load(sys.stdin):
+    f = e.get("formatted", {})
+    k, v = f.get("key", e.get("key")), f.get("value", e.get("value"))
+    print(num(k), num(v) if not isinstance(v, dict) else 0)' 2>/dev/null
+}
+
 # churn: cgroups created (children of P join as groups, grandchildren inherit), tasks moved
 # in and between them, then deleted
 t0=$(ts)
 for i in $(seq 15); do
   mkdir $P/c$i $P/c$i/sub || fail "mkdir c$i"
+  if [ "$i" = 1 ]; then
+    # a child of the --gb-parent created while running is a group, and its child is in it
+    c1=$(stat -c %i $P/c1) s1=$(stat -c %i $P/c1/sub)
+    pairs=$(map_pairs gb_cgrp_map)
+    check_eq "a child created while attached is a group (gb_cgrp_map c1 -> c1, c1/sub -> c1)" \
+      "$(echo "$pairs" | awk -v c="$c1" -v s="$s1" '$1 == c || $1 == s { print $2 }' | sort | paste -sd' ')" "$c1 $c1"
+    check "... with a group entry (gb_group_map)" grep -qx "$c1" <(map_pairs gb_group_map | cut -d' ' -f1)
+  fi
   sleep 30 & sp=$!
   echo $sp > $P/c$i/cgroup.procs && echo $sp > $P/c$i/sub/cgroup.procs && echo $sp > $P/a/cgroup.procs ||
     fail "moving a task through c$i"
