@@ -3,18 +3,23 @@
 # BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
 # tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis with 32 vCPUs in
 # 4 LLCs. Installs what it needs first.
-#   scripts/test.sh [--host-only | --vm-only]
+#   scripts/test.sh [--host-only | --vm-only | --long]
+# --long: the opt-in long mode (issue 11; hours under TCG), VM only, both kernels side by side:
+# a 10-minute mixed soak then 100 attach/detach cycles under stress-ng cpu+fork+affinity churn
+# (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
+# LLCs: smoke, sis and the saturation-fairness test.
 # Ends with one line 'N passed, M failed' summing the VM test scripts; exit 1 if anything failed.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-all}
+case "$mode" in all|--host-only|--vm-only|--long) ;; *) echo "test.sh: unknown option '$mode'" >&2; exit 2 ;; esac
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 cd "$repo"
 $SUDO scripts/setup.sh || exit 1
 cargo build --release --quiet || { echo "0 passed, 1 failed"; exit 1; }
 
 host_rc=0
-if [ "$mode" != --vm-only ]; then
+if [ "$mode" = all ] || [ "$mode" = --host-only ]; then
   echo "== host tests (cargo test)"
   # BPF_PROG_TEST_RUN needs root (CAP_BPF + CAP_SYS_ADMIN for syscall programs)
   $SUDO env "PATH=$PATH" cargo test --release 2>&1; host_rc=${PIPESTATUS[0]}
@@ -43,13 +48,27 @@ tally() {
       pass=$((pass + ${last%% passed*})); last=${last#*, }; fail=$((fail + ${last%% failed*})); fi
   done
 }
+if [ "$mode" = --long ]; then
+  long=(--timeout 14400 --env SOAK_SECS=600 --env SOAK_CYCLES=100 --env HOTPLUG_ROUNDS=5 soak faults)
+  huge=(--timeout 10800 --cpus 64 --sockets 8 --cores 4 --threads 2 --memory 8G --env SIS_MODES=full smoke sis fairness)
+  lchain() { local k=$1; vm "l$k" --kernel "$k" "${long[@]}"; wait $!; vm "h$k" --kernel "$k" "${huge[@]}"; wait $!; }
+  echo "== long mode, 6.12 and 7.3 side by side: soak (600 s + 100 cycles) and faults (5 hotplug rounds) at 8 vCPUs,"
+  echo "   then smoke sis fairness at 64 vCPUs in 8 LLCs (meanwhile: tail -f $logs/*)"
+  lchain 6.12 & lchain 7.3 &
+  wait
+  tally l6.12 l7.3 h6.12 h7.3
+  rm -rf "$logs"
+  echo "$pass passed, $fail failed"
+  [ $fail -eq 0 ]; exit
+fi
+
 # hotplug.sh is not here: faults' hotplug phase covers it (5 restarts across both LLCs)
 tests8="badinput smoke partial hotswap sis steal bench_smoke top fairness cgweight rt pinned gb faults soak"
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants run at 8)
 big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60 smoke sis)
 # one chain per kernel, 8 vCPUs then 32: a kernel done early goes on without waiting for the other
-# soak: 60 s under scx_sis and as long under EEVDF first (the default, 120 s each, is the long run)
-chain() { local k=$1; vm "v$k" --kernel "$k" --env SOAK_SECS=60 $tests8; wait $!; vm "b$k" --kernel "$k" "${big[@]}"; wait $!; }
+# soak: its default, 120 s under scx_sis and as long under EEVDF first (--long: 600 s)
+chain() { local k=$1; vm "v$k" --kernel "$k" $tests8; wait $!; vm "b$k" --kernel "$k" "${big[@]}"; wait $!; }
 echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 32 vCPUs in 4 LLCs (smoke sis)"
 echo "   (each run's output follows when all are done; meanwhile: tail -f $logs/*)"
 chain 6.12 & chain 7.3 &

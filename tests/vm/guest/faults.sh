@@ -13,8 +13,8 @@
 #     its exit code, ops complete, scheduler still attached (enable_seq unchanged).
 #  4. CPU hotplug: scx_sis started with cpu5 offline ("7 CPUs"); cpu5 comes online: restart
 #     ("8 CPUs") and a spinner pinned to cpu5 runs there under scx_sis; then CPUs of both LLCs
-#     go offline and online one by one (HOTPLUG_CPUS): each step is one restart of the same
-#     process with the new CPU count.
+#     go offline and online one by one (HOTPLUG_CPUS), HOTPLUG_ROUNDS times over: each step is
+#     one restart of the same process with the new CPU count.
 #  5. kernel ejection: under EJECT_HOGS stress-ng cpu hogs, scx_sis -v --exit-dump-len 32768
 #     logs libbpf's and the loader's debug lines; `scx_sis set inject-error=2` is refused (exit
 #     2), `inject-error=1` (hidden test knob: scx_bpf_error from ops.tick) makes the kernel eject
@@ -25,7 +25,7 @@
 # Known kernel bug, tolerated on 6.12 only: lib.sh, DL_SERVER_612_BUG (seen in each of 3 runs
 # of this test on 6.12, from task_non_contending on the dying CPU's migration thread).
 # env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (15), FORK_PARENTS (4),
-#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6"), EJECT_HOGS (4)
+#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6"), HOTPLUG_ROUNDS (1; the long mode: 5), EJECT_HOGS (4)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
@@ -33,6 +33,7 @@ settle_s=${OVL_SETTLE_S:-15}
 fork_parents=${FORK_PARENTS:-4}
 fork_children=${FORK_CHILDREN:-250}
 hp_cpus=${HOTPLUG_CPUS:-3 6}
+hp_rounds=${HOTPLUG_ROUNDS:-1}
 hogs=${EJECT_HOGS:-4}
 late=5
 wpid="" spid="" spins=()
@@ -230,13 +231,15 @@ check_eq "spinner pinned to cpu$late: on sched_ext / last CPU" "$(on_ext "$sp")/
 check_gt "spinner pinned to cpu$late: ms run in 1 s" "$((RUNTIME_MS - r0))" 300
 kill -9 "$sp"; wait "$sp" 2>/dev/null; spins=()
 n=$NPROC s=$((seq2 + 1))
-for c in $hp_cpus; do
-  online "$c" 0 || fail "cpu$c offline"; n=$((n - 1)); s=$((s + 1))
-  restart_to "$s" "cpu$c offline"; want_cpus+=("$n CPUs")
-done
-for c in $hp_cpus; do
-  online "$c" 1 || fail "cpu$c online"; n=$((n + 1)); s=$((s + 1))
-  restart_to "$s" "cpu$c online"; want_cpus+=("$n CPUs")
+for r in $(seq "$hp_rounds"); do
+  for c in $hp_cpus; do
+    online "$c" 0 || fail "cpu$c offline"; n=$((n - 1)); s=$((s + 1))
+    restart_to "$s" "round $r: cpu$c offline"; want_cpus+=("$n CPUs")
+  done
+  for c in $hp_cpus; do
+    online "$c" 1 || fail "cpu$c online"; n=$((n + 1)); s=$((s + 1))
+    restart_to "$s" "round $r: cpu$c online"; want_cpus+=("$n CPUs")
+  done
 done
 got=$(grep -o '[0-9]* CPUs, ' "$SCHED_OUT" | sed 's/, $//' | paste -sd,)
 check_eq "topology per (re)start" "$got" "$(IFS=,; echo "${want_cpus[*]}")"

@@ -11,10 +11,12 @@
 # EEVDF's longest pause (whichever is larger), every worker alive, stress-ng exit 0, every
 # hackbench run OK, no failed cgroup operation, the cgroup churn (a shell of short commands) at
 # least half EEVDF's pace, exit 0, clean kernel log.
-# Long mode (opt-in, CI does not set it): SOAK_CYCLES=N then attaches/detaches scx_sis N times
-# under stress-ng with the same progress checker (the `hotswap` test does 10 in CI): every cycle
-# clean, enable_seq +N, no pause over the same limit, every worker alive.
-# env: SCX_SIS (required), SOAK_SECS (120), SOAK_REF_SECS (SOAK_SECS), SOAK_MAX_GAP_MS (1000),
+# Long mode (opt-in, `scripts/test.sh --long` sets SOAK_SECS=600 SOAK_CYCLES=100): SOAK_CYCLES=N
+# then attaches/detaches scx_sis N times under stress-ng cpu + fork + affinity churn with the
+# same progress checker (the `hotswap` test does 6 under the progress workload alone in CI):
+# every cycle clean, enable_seq +N, no pause over the same limit, every worker alive, stress-ng
+# alive.
+# env: SCX_SIS (required), SOAK_SECS (120; CI: 120), SOAK_REF_SECS (SOAK_SECS), SOAK_MAX_GAP_MS (1000),
 #      SOAK_GAP_FACTOR (2), SOAK_CYCLES (0), SOAK_HOLD (1 s attached per cycle)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -142,7 +144,8 @@ check_eq "exit code" "$SCHED_RC" 0
 # ---- long mode: attach/detach cycles under stress-ng ----
 if [ "$cycles" -gt 0 ]; then
   progress_start cycles
-  stress-ng -c "$NPROC" --cpu-load 50 --timeout 0 -q --temp-path /tmp & bg+=($!)
+  # the mixed soak's stressors (cpu + fork + affinity churn), running until the cycles end
+  stress-ng -c 2 -f 2 --affinity 2 --timeout 0 -q --temp-path /tmp & bg+=($!)
   seq1=$(enable_seq) ok=0 t_all=$(ts)
   for c in $(seq "$cycles"); do
     if ! start_sched; then fail "cycle $c: attach failed"; cleanup_sched; break; fi
