@@ -257,15 +257,38 @@ static __always_inline void gb_charge_curr(struct task_struct *p, s32 cpu, u64 n
 		gb_charge(group, c->part, delta);
 }
 
-static __always_inline void gb_running(struct task_struct *p, s32 cpu, u64 now)
+/* @p, of load weight @load, starts running on @cpu at @now. */
+static __always_inline void gb_running(struct task_struct *p, s32 cpu, u64 now, u32 load)
 {
 	struct gb_cpu *c;
 
 	if (!gb_enabled || !(c = gb_cpu(cpu)))
 		return;
 	c->started = now;
+	WRITE_ONCE(c->curr_load, load);
 	WRITE_ONCE(c->curr_want, gb_group_part(gb_task_group(p)));
 }
+
+/*
+ * A swap of a task of load weight @ours with a running one of @theirs
+ * leaves both CPUs' loads as they were, within an eighth: the partitions'
+ * locality never trades away cpu.weight (a 300-weight group's task for a
+ * 100-weight group's would undo what balancing by weighted load did).
+ */
+static __always_inline bool gb_swap_keeps_load(u32 ours, u32 theirs)
+{
+	u32 d = ours > theirs ? ours - theirs : theirs - ours;
+
+	return (u64)d * 8 <= ours;
+}
+
+/* What gb_find_cpu looks for, and what it found. */
+struct gb_pick {
+	s32 swap_for;	/* in: a busy CPU whose task wants this partition will do, -1: idle only */
+	u32 load;	/* in: the load weight of the task to place (gb_swap_keeps_load) */
+	bool claim;	/* in: claim the idle CPU found */
+	bool idle;	/* out: the CPU returned is idle */
+};
 
 /* The @i-th CPU of partition @gp, or -1. */
 static __always_inline s32 gb_part_cpu(struct gb_part *gp, u32 i)
@@ -278,23 +301,23 @@ static __always_inline s32 gb_part_cpu(struct gb_part *gp, u32 i)
 
 /*
  * A CPU of partition @part for @p, @self excepted: an idle one (claimed
- * when *@idle is set on entry), else, with @swap_for >= 0, one whose
- * running task's group wants partition @swap_for. Bounded: GB_SCAN_CPUS
- * probes from a random start, so concurrent wakers spread. *@idle says
- * which on return.
+ * with @pk->claim), else, with @pk->swap_for >= 0, one whose running task's
+ * group wants partition @pk->swap_for and weighs what @p does. Bounded:
+ * GB_SCAN_CPUS probes from a random start, so concurrent wakers spread.
+ * @pk->idle says which on return.
  */
-__noinline int gb_find_cpu(struct task_struct *p __arg_trusted, s32 self, s32 part, s32 swap_for,
-			   bool *idle)
+__noinline int gb_find_cpu(struct task_struct *p __arg_trusted, s32 self, s32 part, struct gb_pick *pk)
 {
 	struct gb_part *gp;
 	u32 key = part, n, start, i;
-	s32 swap = -1;
+	s32 swap = -1, swap_for;
 	bool claim;
 
-	if (!idle || part < 0 || !(gp = bpf_map_lookup_elem(&gb_part_map, &key)) || !gp->nr_cpus)
+	if (!pk || part < 0 || !(gp = bpf_map_lookup_elem(&gb_part_map, &key)) || !gp->nr_cpus)
 		return -1;
-	claim = *idle;
-	*idle = false;
+	claim = pk->claim;
+	swap_for = pk->swap_for;
+	pk->idle = false;
 	n = gp->nr_cpus;
 	start = bpf_get_prandom_u32() % n;
 	bpf_for(i, 0, GB_SCAN_CPUS) {
@@ -307,10 +330,11 @@ __noinline int gb_find_cpu(struct task_struct *p __arg_trusted, s32 self, s32 pa
 		if (cpu < 0 || cpu == self || !sis_allowed(p, cpu))
 			continue;
 		if (cpu_is_idle(cpu) && (!claim || claim_cpu(cpu))) {
-			*idle = true;
+			pk->idle = true;
 			return cpu;
 		}
-		if (swap < 0 && swap_for >= 0 && (c = gb_cpu(cpu)) && READ_ONCE(c->curr_want) == swap_for)
+		if (swap < 0 && swap_for >= 0 && (c = gb_cpu(cpu)) && READ_ONCE(c->curr_want) == swap_for &&
+		    gb_swap_keeps_load(pk->load, READ_ONCE(c->curr_load)))
 			swap = cpu;
 	}
 	return swap;
@@ -320,7 +344,7 @@ __noinline int gb_find_cpu(struct task_struct *p __arg_trusted, s32 self, s32 pa
 __noinline int gb_select(struct task_struct *p __arg_trusted, s32 prev)
 {
 	s32 part = gb_group_part(gb_task_group(p)), cpu;
-	bool idle = true;
+	struct gb_pick pk = { .swap_for = -1, .claim = true };
 
 	if (part < 0)
 		return -1;
@@ -328,8 +352,8 @@ __noinline int gb_select(struct task_struct *p __arg_trusted, s32 prev)
 		gb_stat_inc(GB_STAT_WAKE_PREV);
 		return prev;
 	}
-	cpu = gb_find_cpu(p, prev, part, -1, &idle);
-	if (cpu >= 0 && idle) {
+	cpu = gb_find_cpu(p, prev, part, &pk);
+	if (cpu >= 0 && pk.idle) {
 		gb_stat_inc(GB_STAT_WAKE_PART);
 		return cpu;
 	}
@@ -340,39 +364,40 @@ __noinline int gb_select(struct task_struct *p __arg_trusted, s32 prev)
 /*
  * ops.dispatch, @prev's slice ended on @cpu outside its group's partition:
  * should it give way, for ops.enqueue to move it in (gb_enqueue_cpu)? Only
- * when a CPU there is idle or runs a task that wants ours.
+ * when a CPU there is idle or runs a task of its @load that wants ours.
  */
-__noinline int gb_should_yield(s32 cpu, struct task_struct *prev __arg_trusted)
+__noinline int gb_should_yield(s32 cpu, struct task_struct *prev __arg_trusted, u32 load)
 {
 	s32 part = gb_group_part(gb_task_group(prev)), mine = gb_cpu_part(cpu);
-	bool idle = false;
+	struct gb_pick pk = { .swap_for = mine, .load = load };
 
 	if (part < 0 || part == mine)
 		return false;
-	return gb_find_cpu(prev, cpu, part, mine, &idle) >= 0;
+	return gb_find_cpu(prev, cpu, part, &pk) >= 0;
 }
 
 /*
  * ops.enqueue of a task not woken (its slice ended, or it gave way) on
  * @cpu, outside its group's partition: the CPU in the partition to queue it
- * on instead, or @cpu. *@kick: a busy swap partner to preempt (its task
- * wants our partition and comes over at its dispatch, gb_should_yield).
+ * on instead, or @cpu. *@kick: a busy swap partner to preempt (its task,
+ * of about @p's @load, wants our partition and comes over at its dispatch,
+ * gb_should_yield).
  */
-__noinline int gb_enqueue_cpu(struct task_struct *p __arg_trusted, s32 cpu, bool *kick)
+__noinline int gb_enqueue_cpu(struct task_struct *p __arg_trusted, s32 cpu, u32 load, bool *kick)
 {
 	s32 part = gb_group_part(gb_task_group(p)), mine = gb_cpu_part(cpu), to;
-	bool idle = true;
+	struct gb_pick pk = { .swap_for = mine, .load = load, .claim = true };
 
 	if (!kick)
 		return cpu;
 	*kick = false;
 	if (part < 0 || part == mine)
 		return cpu;
-	to = gb_find_cpu(p, cpu, part, mine, &idle);
+	to = gb_find_cpu(p, cpu, part, &pk);
 	if (to < 0)
 		return cpu;
-	gb_stat_inc(idle ? GB_STAT_MOVE_IDLE : GB_STAT_MOVE_SWAP);
-	*kick = !idle;
+	gb_stat_inc(pk.idle ? GB_STAT_MOVE_IDLE : GB_STAT_MOVE_SWAP);
+	*kick = !pk.idle;
 	return to;
 }
 

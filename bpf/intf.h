@@ -318,7 +318,9 @@ struct gb_cpu {
 	s32 curr_want;		/* partition the running task's group prefers, -1: none */
 	u64 started;		/* run time of the running task is charged up to here */
 	u64 busy_ns;		/* run time of every task on this CPU */
-	u64 __pad[5];
+	u32 curr_load;		/* load weight of the running task (a swap partner's) */
+	u32 __pad32;
+	u64 __pad[4];
 };
 
 /* A partition's CPUs: gb_part_cpus[first .. first + nr_cpus). */
@@ -367,6 +369,7 @@ enum gb_test_op {
 	GB_T_GROUP_OF		= 2,
 	GB_T_CHARGE		= 3,
 	GB_T_STEAL_RANK		= 4,
+	GB_T_SWAP_KEEPS_LOAD	= 5,
 };
 
 #endif /* __SIS_INTF_H */

@@ -79,11 +79,14 @@ static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *t
 }
 
 /* The weight @p, queued, adds to its CPU's load: what moving it changes. */
+static __always_inline u32 tctx_load_weight(struct task_struct *p, struct task_ctx *tctx)
+{
+	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight << SIS_LOAD_SHIFT;
+}
+
 static __always_inline u32 task_load_weight(struct task_struct *p)
 {
-	struct task_ctx *tctx = lookup_task_ctx(p);
-
-	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight << SIS_LOAD_SHIFT;
+	return tctx_load_weight(p, lookup_task_ctx(p));
 }
 
 #include "steal.bpf.h"
@@ -342,7 +345,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	cpu = enqueue_cpu(p);
 	/* a slice ended outside its group's partition: into it if there is room */
 	if (gb_enabled && !wakeup && p->nr_cpus_allowed > 1 && !is_migration_disabled(p))
-		cpu = gb_enqueue_cpu(p, cpu, &gb_kick);
+		cpu = gb_enqueue_cpu(p, cpu, tctx_load_weight(p, tctx), &gb_kick);
 	if (tctx) {
 		new = tctx->new_task;
 		tctx->new_task = 0;
@@ -427,7 +430,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 * while there is room for it there: ops.enqueue (SCX_OPS_ENQ_LAST when
 	 * it was alone here) moves it in (group.bpf.h).
 	 */
-	if (prev_on && gb_enabled && !is_migration_disabled(prev) && gb_should_yield(cpu, prev))
+	if (prev_on && gb_enabled && !is_migration_disabled(prev) &&
+	    gb_should_yield(cpu, prev, task_load_weight(prev)))
 		prev_on = false;
 
 	/* a slice ended on a busy CPU: even out with a busier one first */
@@ -501,10 +505,10 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	u32 weight;
 
 	reconcile_busy(cpu);
-	gb_running(p, cpu, now);
+	weight = task_weight(p, tctx);
+	gb_running(p, cpu, now, weight);
 	if (!tctx)
 		return;
-	weight = task_weight(p, tctx);
 	/*
 	 * Moved while runnable (steal, balance): the kernel calls no
 	 * runnable/quiescent. Also refreshes a cgroup task's weight, which

@@ -305,6 +305,9 @@ int test_gb(struct gb_args *a)
 	case GB_T_STEAL_RANK:
 		a->ret = gb_group_steal_rank(a->cgid, a->cpu, a->victim);
 		break;
+	case GB_T_SWAP_KEEPS_LOAD:
+		a->ret = gb_swap_keeps_load(a->delta, a->parent);
+		break;
 	}
 	return 0;
 }

@@ -286,3 +286,27 @@ fn steals_prefer_the_thiefs_groups() {
     assert_eq!(rank(&mut s, 102, 6, 0), 2);
     assert_eq!(rank(&mut s, 101, 6, 0), 0);
 }
+
+/// A partition swap trades tasks of about the same load weight only (within an eighth): a
+/// 300-weight group's task for a 100-weight group's would undo the balance by weighted load, and
+/// cpu.weight across partitions with it (bench gb-wide).
+#[test]
+fn swaps_keep_the_load() {
+    let mut s = Sis::load(&Shape::new(8, 2, 4), FULL);
+    let mut keeps = |ours: u64, theirs: u64| {
+        let mut a: gb_args = zeroed();
+        a.op = gb_test_op_GB_T_SWAP_KEEPS_LOAD;
+        a.delta = ours;
+        a.parent = theirs;
+        assert_eq!(Sis::run(&mut s.skel.progs.test_gb, &mut a), 0);
+        a.ret == 1
+    };
+    let nice0 = 100u64 << sis_consts_SIS_LOAD_SHIFT;
+    assert!(keeps(nice0, nice0), "equal weights swap");
+    assert!(keeps(nice0, nice0 * 9 / 8) && keeps(nice0, nice0 * 7 / 8), "within an eighth");
+    assert!(!keeps(nice0, nice0 * 9 / 8 + 1) && !keeps(nice0, nice0 * 7 / 8 - 1), "beyond it");
+    // cg-wide's tasks: 300-weight group with 8 tasks vs 100-weight with 16 (9.375 vs 1.5625)
+    let (heavy, light) = (nice0 * 75 / 800, nice0 * 25 / 1600);
+    assert!(!keeps(heavy, light) && !keeps(light, heavy));
+    assert!(keeps(0, 0));
+}

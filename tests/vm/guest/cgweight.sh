@@ -15,6 +15,10 @@
 # CHECK_PCT (8%): a 6.12 run beside another VM and a build once gave 0.947 for cg-threads, while
 # a scheduler without cgroup weights gets 4.0 there and 1.0 for cg-weight. BENCHMARKS.md holds
 # the averaged figures (2.97 / 0.96 / 2.7%).
+#  - gb-wide: cg-wide's load with the two cgroups as groups of the group balancer
+#    (--gb-parent), settled on distinct partitions: cpu.weight must hold across partitions too,
+#    asserted like cg-wide (the balancer's swaps once traded a 300-weight task for a 100-weight
+#    one and gave 1.5-1.7, BENCHMARKS.md 2026-11-24 (session 17)).
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
 # 40 rounds: scx_sis stays attached, clean kernel log.
 # env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
@@ -27,7 +31,7 @@ CHECK_PCT=8
 WIDE_CHECK_PCT=20
 secs=${CG_SECS:-3}
 out="$SCX_SIS_OUT/cgweight"
-rm -rf "$out"
+rm -rf "$out" "$out-gb"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
 bench_session "$out" cgroups "$secs"
@@ -50,6 +54,15 @@ check "cg-nested: scx_sis worst share ${x:-?}% off its ideal <= ${CHECK_PCT}% (E
 e=$(val cg-wide EEVDF) x=$(val cg-wide scx_sis)
 note "cg-wide target (issue 9): scx_sis ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
 check "cg-wide: scx_sis ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00 (EEVDF ${e:-?})" within "$x" 3.00 "$WIDE_CHECK_PCT"
+
+# ---- cpu.weight across the group balancer's partitions ----
+bench_session "$out-gb" gb-wide "$secs" --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"
+grep -h "group run_ms" "$out-gb"/raw/gb-wide/*.txt 2>/dev/null | sed 's/^/  | /'
+bench_vals "$out-gb"
+log_placements
+e=$(val gb-wide EEVDF) x=$(val gb-wide gb)
+note "gb-wide target (issue 9): scx_sis --gb-parent ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
+check "gb-wide: scx_sis --gb-parent ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00 (EEVDF ${e:-?})" within "$x" 3.00 "$WIDE_CHECK_PCT"
 
 # ---- churn while attached ----
 # entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)

@@ -237,12 +237,12 @@ proc_runtime_ms() {
 }
 
 # ---- `scx_sis bench` sessions and their results (fairness, cgweight) ----
-# bench_session DIR SUITES SECS: one quick `scx_sis bench` (1 run, no warm-up run) into DIR;
-# checks its exit code and that nothing is left attached, shows its table
+# bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis bench` (1 run, no warm-up
+# run) into DIR; checks its exit code and that nothing is left attached, shows its table
 bench_session() {
   local dir=$1 t0 rc
   t0=$(ts)
-  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$dir" \
+  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$dir" "${@:4}" \
     >"$dir.stdout" 2>"$dir.stderr"
   rc=$?
   check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
