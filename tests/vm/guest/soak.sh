@@ -12,10 +12,10 @@
 # hackbench run OK, no failed cgroup operation, the cgroup churn (a shell of short commands) at
 # least half EEVDF's pace, exit 0, clean kernel log.
 # Long mode (opt-in, `scripts/test.sh --long` sets SOAK_SECS=600 SOAK_CYCLES=100): SOAK_CYCLES=N
-# then attaches/detaches scx_sis N times under stress-ng cpu + fork + affinity churn with the
-# same progress checker (the `hotswap` test does 6 under the progress workload alone in CI):
-# every cycle clean, enable_seq +N, no pause over the same limit, every worker alive, stress-ng
-# alive.
+# then attaches/detaches scx_sis N times under cpu + fork + affinity churn (stress-ng at 30% and
+# a fork loop: lighter than the mixed soak's, see below) with the same progress checker (the
+# `hotswap` test does 6 under the progress workload alone in CI): every cycle clean,
+# enable_seq +N, no pause over the same limit, every worker alive, the churn alive and forking.
 # env: SCX_SIS (required), SOAK_SECS (120; CI: 120), SOAK_REF_SECS (SOAK_SECS), SOAK_MAX_GAP_MS (1000),
 #      SOAK_GAP_FACTOR (2), SOAK_CYCLES (0), SOAK_HOLD (1 s attached per cycle),
 #      SOAK_LOADER_NICE (-10: the loader's nice in the cycles)
@@ -145,8 +145,13 @@ check_eq "exit code" "$SCHED_RC" 0
 # ---- long mode: attach/detach cycles under stress-ng ----
 if [ "$cycles" -gt 0 ]; then
   progress_start cycles
-  # the mixed soak's stressors (cpu + fork + affinity churn), running until the cycles end
-  stress-ng -c 2 -f 2 --affinity 2 --timeout 0 -q --temp-path /tmp & bg+=($!)
+  # cpu + fork + affinity churn, lighter than the mixed soak's: with stress-ng -c 2 -f 2
+  # --affinity 2 every vCPU was busy and the loader, even at nice -10, was still relocating its
+  # BPF object after 2 min (TCG runs all vCPUs on one host thread; an idle VM attaches in ~5 s).
+  # Cycle count: the fork loop's rounds of 8 short processes (cycles-forks.count).
+  stress-ng -c 2 -l 30 --affinity 2 --affinity-sleep 2000000 --timeout 0 -q --temp-path /tmp & bg+=($!)
+  ( n=0; trap 'echo "$n" >"$SCX_SIS_OUT/soak-cycles-forks.count"; exit 0' TERM
+    while :; do for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait; n=$((n + 8)); snooze 0.2; done ) & bg+=($!)
   seq1=$(enable_seq) ok=0 t_all=$(ts)
   # The loader starts at nice SOAK_LOADER_NICE (-10) with -v: at nice 0 beside these stressors
   # its start-up (BPF verification, emulated by TCG) had not reached the attach after 2 min, on
@@ -163,7 +168,9 @@ if [ "$cycles" -gt 0 ]; then
   check_eq "enable_seq growth" "$(( $(enable_seq) - seq1 ))" "$cycles"
   note "cycles took $(since "$t_all")s"
   check "stress-ng alive through the cycles" kill -0 "${bg[0]}"
+  check "fork churn alive through the cycles" kill -0 "${bg[1]}"
   kill -TERM "${bg[@]}"; wait "${bg[@]}" 2>/dev/null; bg=()
+  check_gt "fork churn: short processes forked during the cycles" "$(cat "$SCX_SIS_OUT/soak-cycles-forks.count" 2>/dev/null || echo 0)" 0
   progress_check cycles "$limit"
 fi
 dmesg_check
