@@ -18,7 +18,7 @@
 # enable_seq +N, no pause over the same limit, every worker alive, the churn alive and forking.
 # env: SCX_SIS (required), SOAK_SECS (120; CI: 120), SOAK_REF_SECS (SOAK_SECS), SOAK_MAX_GAP_MS (1000),
 #      SOAK_GAP_FACTOR (2), SOAK_CYCLES (0), SOAK_HOLD (1 s attached per cycle),
-#      SOAK_LOADER_NICE (-10: the loader's nice in the cycles)
+#      SOAK_LOADER_NICE (-10: the loader's nice in the cycles), SOAK_ATTACH_TMO (300 s an attach)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 secs=${SOAK_SECS:-120}
@@ -145,14 +145,16 @@ check_eq "exit code" "$SCHED_RC" 0
 # ---- long mode: attach/detach cycles under stress-ng ----
 if [ "$cycles" -gt 0 ]; then
   progress_start cycles
-  # cpu + fork + affinity churn, lighter than the mixed soak's: with stress-ng -c 2 -f 2
-  # --affinity 2 every vCPU was busy and the loader, even at nice -10, was still relocating its
-  # BPF object after 2 min (TCG runs all vCPUs on one host thread; an idle VM attaches in ~5 s).
-  # Cycle count: the fork loop's rounds of 8 short processes (cycles-forks.count).
-  stress-ng -c 2 -l 30 --affinity 2 --affinity-sleep 2000000 --timeout 0 -q --temp-path /tmp & bg+=($!)
+  # cpu + fork + affinity churn, lighter than the mixed soak's. With stress-ng -c 2 -f 2
+  # --affinity 2 the loader, even at nice -10, had not attached after 2 min (TCG runs all vCPUs
+  # on one host thread). Attach times on 7.3 with one load at a time: idle 8.7 s, -c 2 -l 30
+  # 11.1 s, this fork loop 19.7 s, the progress workers 26.3 s, --affinity 2 with 2 ms sleeps
+  # 46.8 s (migration IPIs are dear under TCG); together they compound, so the affinity churn is
+  # one worker with 20 ms sleeps and an attach may take SOAK_ATTACH_TMO (300 s).
+  stress-ng -c 2 -l 30 --affinity 1 --affinity-sleep 20000000 --timeout 0 -q --temp-path /tmp & bg+=($!)
   ( n=0; trap 'echo "$n" >"$SCX_SIS_OUT/soak-cycles-forks.count"; exit 0' TERM
     while :; do for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait; n=$((n + 8)); snooze 0.2; done ) & bg+=($!)
-  seq1=$(enable_seq) ok=0 t_all=$(ts)
+  seq1=$(enable_seq) ok=0 t_all=$(ts) ATTACH_TMO=${SOAK_ATTACH_TMO:-300}
   # The loader starts at nice SOAK_LOADER_NICE (-10) with -v: at nice 0 beside these stressors
   # its start-up (BPF verification, emulated by TCG) had not reached the attach after 2 min, on
   # both kernels. The attach and detach under load are what is tested, not its start-up speed.
