@@ -41,7 +41,8 @@ for k in $kernels; do
     kpath=$("$here/kernels.sh" "$k") || { echo "run.sh: no kernel for $k" >&2; total_fail=$((total_fail + 1)); lines+=("$k: FAIL (no kernel)"); continue; }
   fi
   kname=$(basename "$kpath")
-  log="$repo/target/vm-logs/run-$kname-$(date +%Y%m%d-%H%M%S).log"
+  # the pid too: two runs started in the same second must not share a log
+  log="$repo/target/vm-logs/run-$kname-$(date +%Y%m%d-%H%M%S)-$$.log"
   # default timeout: boot + ~3 min a test, generous for TCG on 2 busy cores
   t=${timeout:-$(( 300 + 300 * ( ${#tests[@]} > 0 ? ${#tests[@]} : 4 ) ))}
   echo "=============== $kname: tests ${tests[*]:-all} (timeout ${t}s) ==============="

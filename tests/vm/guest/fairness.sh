@@ -21,9 +21,13 @@
 #    CPU time (a hog left behind gets ~0).
 #  - fair-fork / fair-sleep: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
 #    completed 50 ms sleeps per second at least RESP_MIN_FRAC of EEVDF's (fork: FORK_MIN_FRAC).
+#    fair-sleep is the mean of SLEEP_RUNS interleaved runs: one 3 s run varies by +-5% under
+#    either scheduler (2026-11-24, 4 runs each: EEVDF 17.2-17.7/s, scx_sis 15.6-17.7/s), and CI
+#    once failed on a single run at 87%.
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
 # targets). Nothing is left attached; clean kernel log.
-# env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3)
+# env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3), FAIR_FORK_SECS (8),
+# FAIR_SLEEP_RUNS (3)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap cleanup_sched EXIT
@@ -44,17 +48,20 @@ RESP_MIN_FRAC=0.9
 # with a 3 s window); the benchmark (BENCHMARKS.md) holds the averaged figure.
 FORK_MIN_FRAC=0.5
 FORK_SECS=${FAIR_FORK_SECS:-8}
+SLEEP_RUNS=${FAIR_SLEEP_RUNS:-3}
 
 secs=${FAIR_SECS:-3}
 out="$SCX_SIS_OUT/fairness"
-rm -rf "$out-main" "$out-fork"
+rm -rf "$out-main" "$out-fork" "$out-sleep"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
-bench_session "$out-main" fair-nice1,fair-nice8,fair-spread,fair-sleep "$secs"
+bench_session "$out-main" fair-nice1,fair-nice8,fair-spread "$secs"
 bench_session "$out-fork" fair-fork "$FORK_SECS"
+BENCH_RUNS=$SLEEP_RUNS bench_session "$out-sleep" fair-sleep "$secs"
 
-bench_vals "$out-main"; vals_main=$BENCH_VALS
-bench_vals "$out-fork"; BENCH_VALS="$vals_main"$'\n'"$BENCH_VALS"
+vals=""
+for d in "$out-main" "$out-fork" "$out-sleep"; do bench_vals "$d"; vals+="$BENCH_VALS"$'\n'; done
+BENCH_VALS=$vals
 log_placements
 require_vals fair-nice1 fair-nice8 fair-spread fair-fork fair-sleep
 
@@ -87,8 +94,8 @@ check "fair-spread: scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_ASSERT_P
 check "fair-spread: no hog starves: the least-served got ${least:-?}% of the mean CPU time >= ${SPREAD_LEAST_PCT}% (worst off the mean ${x:-?}%, EEVDF ${e:-?}%)" \
   awk -v g="$least" -v l="$SPREAD_LEAST_PCT" 'BEGIN { exit !(g != "" && g + 0 >= l + 0) }'
 
-e=$(val fair-sleep EEVDF) x=$(val fair-sleep scx_sis)
-note "EEVDF fair-sleep with 2 hogs per CPU = ${e:-?}/s"
+e=$(val_mean fair-sleep EEVDF) x=$(val_mean fair-sleep scx_sis)
+note "EEVDF fair-sleep with 2 hogs per CPU = ${e:-?}/s (mean of $SLEEP_RUNS runs)"
 check "fair-sleep: scx_sis ${x:-?}/s >= $RESP_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
   awk -v g="$x" -v r="$e" -v f="$RESP_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
 # fair-fork: the target is printed; asserted is that short tasks complete at all (no stall):

@@ -237,12 +237,14 @@ proc_runtime_ms() {
 }
 
 # ---- `scx_sis bench` sessions and their results (fairness, cgweight) ----
-# bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis bench` (1 run, no warm-up
-# run) into DIR; checks its exit code and that nothing is left attached, shows its table
+# bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis bench` (BENCH_RUNS runs,
+# default 1, no warm-up run) into DIR; checks its exit code and that nothing is left attached,
+# shows its table
 bench_session() {
   local dir=$1 t0 rc
   t0=$(ts)
-  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs 1 --warmup 0 --out "$dir" "${@:4}" \
+  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs "${BENCH_RUNS:-1}" --warmup 0 \
+    --out "$dir" "${@:4}" \
     >"$dir.stdout" 2>"$dir.stderr"
   rc=$?
   check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
@@ -270,6 +272,11 @@ EOF2
 }
 # val SUITE VARIANT: the number from $BENCH_VALS, or empty if the run failed or is missing
 val() { local s v x; while read -r s v x; do [ "$s" = "$1" ] && [ "$v" = "$2" ] && [[ $x =~ ^[-0-9.e+]+$ ]] && { echo "$x"; return; }; done <<<"$BENCH_VALS"; }
+# val_mean SUITE VARIANT: the mean over its runs in $BENCH_VALS; empty if any run failed or none
+val_mean() {
+  awk -v s="$1" -v v="$2" '$1 == s && $2 == v { if ($3 !~ /^[-0-9.e+]+$/) bad = 1; t += $3; n++ }
+    END { if (n && !bad) printf "%.4f", t / n }' <<<"$BENCH_VALS"
+}
 # require_vals SUITE...: a FAIL for each suite without a number under EEVDF or scx_sis
 require_vals() {
   local s v
