@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# prof: a diagnostic, not in the suite. hackbench -p -g PROF_GROUPS (16) under EEVDF, then under
+# each of PROF_CONFS ('|'-separated; each "[/abs/scx_sis] [FLAGS]", default: scx_sis and
+# scx_sis --no-balance), then EEVDF again: wall time, context switches (/proc/stat ctxt), and
+# each scx_sis BPF program's run count and run time (kernel.bpf_stats_enabled; guest time, which
+# single-threaded TCG dilates: compare programs and runs, not absolutes). How the 2026-11-24
+# hackbench regression was traced (BENCHMARKS.md):
+#   tests/vm/run.sh --kernel 6.12 --env "PROF_CONFS=|--no-balance|/tmp/old/scx_sis" prof
+source "$(dirname "$0")/lib.sh"
+require_scx_sis
+trap cleanup_sched EXIT
+G=${PROF_GROUPS:-16}
+ctxt() { awk '/^ctxt/{print $2}' /proc/stat; }
+hb() { local t0=$EPOCHREALTIME c0; c0=$(ctxt); hackbench -p -g "$G" -l 100 >/dev/null 2>&1; awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" 'BEGIN{printf "%.2f s, %d context switches", b-a, c}'; }
+log "EEVDF hackbench -g $G: $(hb)"
+IFS='|' read -r -a CONFS <<<"${PROF_CONFS:-|--no-balance}"
+for flags in "${CONFS[@]}"; do
+  bin=$SCX_SIS
+  case "$flags" in /*) bin=${flags%% *}; flags=${flags#"$bin"} ;; esac
+  SCX_SIS=$bin start_sched $flags || continue
+  sysctl -qw kernel.bpf_stats_enabled=1
+  bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-0.json"
+  t=$(hb)
+  bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-1.json"
+  sysctl -qw kernel.bpf_stats_enabled=0
+  pass "$bin $flags hackbench -g $G: $t"
+  python3 - "$SCX_SIS_OUT" "$$" <<'PY'
+import json, os, sys
+a={p['id']:p for p in json.load(open(os.path.join(sys.argv[1], 'prof-%s-0.json' % sys.argv[2])))}
+b=json.load(open(os.path.join(sys.argv[1], 'prof-%s-1.json' % sys.argv[2])))
+tot=0; rows=[]
+for p in b:
+    if not p.get('name','').startswith(('sis_','gb_','select_','steal','balance','scan')) and p.get('type')!='struct_ops': continue
+    o=a.get(p['id'],{})
+    n=p.get('run_cnt',0)-o.get('run_cnt',0); t=p.get('run_time_ns',0)-o.get('run_time_ns',0)
+    if n: rows.append((t,n,p['name'])); tot+=t
+for t,n,name in sorted(rows,reverse=True):
+    print(f"  {name:28s} cnt {n:9d} total {t/1e9:8.3f} s  avg {t/n:8.0f} ns")
+print(f"  TOTAL BPF {tot/1e9:.3f} s")
+PY
+  stop_sched
+done
+log "EEVDF hackbench -g $G: $(hb)"
+finish
