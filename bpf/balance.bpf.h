@@ -9,10 +9,7 @@
  *    busiest overloaded CPU of its LLC, and, at most once every
  *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
- *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong,
- *    and only from a CPU (an LLC) busier than it by balance_imbalance_pct
- *    (the fair class's imbalance_pct): with tens of tasks per CPU a gap of
- *    one task is noise, and each pull takes the victim's locks;
+ *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -28,7 +25,6 @@
 
 const volatile bool balance_on = true;
 const volatile u32 balance_every = 1;	/* slices between a busy CPU's looks (--balance-every) */
-const volatile u32 balance_imbalance_pct = SIS_DFL_IMBALANCE_PCT;	/* --balance-imbalance-pct */
 
 struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
@@ -70,12 +66,6 @@ static __always_inline bool gap_movable(s32 victim, u64 gap)
 static __always_inline u64 load_gap(u64 from, u64 to)
 {
 	return from > to ? from - to : 0;
-}
-
-/* @busy is worth a pull by @mine: busier by balance_imbalance_pct */
-static __always_inline bool imbalanced(u64 busy, u64 mine)
-{
-	return busy * 100 > mine * balance_imbalance_pct;
 }
 
 /* Sum of the loads of @llc's CPUs; their number in *@nr. */
@@ -124,13 +114,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 			break;
 		if (v == cpu)
 			continue;
-		if (cpu_released(v)) {
-			gap = BAL_GAP_ANY;
-		} else {
-			u64 load = cpu_load(v);
-
-			gap = imbalanced(load, my_load) ? load_gap(load, my_load) : 0;
-		}
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
@@ -165,10 +149,7 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 		if (!n_other)
 			continue;
 		/* other's load as if it had our number of CPUs */
-		other = other * n_mine / n_other;
-		if (!imbalanced(other, mine))
-			continue;
-		llc_gap = load_gap(other, mine);
+		llc_gap = load_gap(other * n_mine / n_other, mine);
 		if (!llc_gap)
 			continue;
 		balance_find_in_llc(cpu, i, my_load, &in);

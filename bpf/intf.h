@@ -27,7 +27,6 @@ enum sis_consts {
 	SIS_WEIGHT_DFL		= 100,	/* p->scx.weight of a nice-0 task */
 	/* a move must narrow the load gap by this much of the task's weight (hysteresis) */
 	BAL_MARGIN_PCT		= 12,
-	SIS_DFL_IMBALANCE_PCT	= 117,	/* the fair class's imbalance_pct for an LLC domain */
 	SIS_MAX_CGROUPS		= 16384,	/* cgroups with cpu.weight state; more run unweighted */
 	SIS_CG_MAX_DEPTH	= 16,	/* cgroup levels below the root the weights follow */
 	SIS_WEIGHT_MAX		= 10000,	/* cpu.weight and p->scx.weight range: 1..10000 */

@@ -85,11 +85,6 @@ struct Opts {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     balance_every: u32,
 
-    /// A busy CPU pulls only from a CPU (an LLC) whose load exceeds its own by this percentage
-    /// (100..=400): the fair class's imbalance_pct. 100 pulls across any gap a task can cross.
-    #[arg(long, value_name = "PCT", default_value_t = bpf_intf::sis_consts_SIS_DFL_IMBALANCE_PCT, value_parser = clap::value_parser!(u32).range(100..=400))]
-    balance_imbalance_pct: u32,
-
     /// Do not let a woken task owed time preempt a running one (it waits for the slice end).
     #[arg(long)]
     no_preempt: bool,
@@ -256,7 +251,6 @@ impl<'a> Scheduler<'a> {
         rodata.builtin_idle = !opts.no_builtin_idle;
         rodata.balance_on = !opts.no_balance;
         rodata.balance_every = opts.balance_every;
-        rodata.balance_imbalance_pct = opts.balance_imbalance_pct;
         rodata.wakeup_preempt = !opts.no_preempt;
         rodata.gb_enabled = gb_cfg.is_some();
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
@@ -299,11 +293,10 @@ impl<'a> Scheduler<'a> {
             if opts.exit_dump_len == 0 { "kernel default".to_string() } else { opts.exit_dump_len.to_string() }
         );
         debug!(
-            "rodata: builtin_idle {}, balance_on {}, balance_every {}, balance_imbalance_pct {}, wakeup_preempt {}, gb_enabled {}",
+            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, gb_enabled {}",
             !opts.no_builtin_idle,
             !opts.no_balance,
             opts.balance_every,
-            opts.balance_imbalance_pct,
             !opts.no_preempt,
             gb_cfg.is_some()
         );

@@ -56,8 +56,6 @@ fn invalid_options() {
     assert_usage_error(&["--oracle-every", "131072"], "oracle-every");
     assert_usage_error(&["--balance-every", "0"], "balance-every");
     assert_usage_error(&["--balance-every", "65"], "balance-every");
-    assert_usage_error(&["--balance-imbalance-pct", "99"], "balance-imbalance-pct");
-    assert_usage_error(&["--balance-imbalance-pct", "401"], "balance-imbalance-pct");
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
