@@ -30,7 +30,7 @@ a={p['id']:p for p in json.load(open(os.path.join(sys.argv[1], 'prof-%s-0.json' 
 b=json.load(open(os.path.join(sys.argv[1], 'prof-%s-1.json' % sys.argv[2])))
 tot=0; rows=[]
 for p in b:
-    if not p.get('name','').startswith(('sis_','gb_','select_','steal','balance','scan')) and p.get('type')!='struct_ops': continue
+    if not p.get('name', '').startswith('sis_'): continue  # every scx_sis program is sis_*
     o=a.get(p['id'],{})
     n=p.get('run_cnt',0)-o.get('run_cnt',0); t=p.get('run_time_ns',0)-o.get('run_time_ns',0)
     if n: rows.append((t,n,p['name'])); tot+=t
