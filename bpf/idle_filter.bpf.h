@@ -173,10 +173,9 @@ __noinline int filter_cpu_idle(s32 cpu)
 		return 0;
 
 	WRITE_ONCE(c->idle, 1);
-	if (c->busy) {
-		c->busy = 0;
+	/* by CAS: the heal (filter_heal) may run this for the CPU from another */
+	if (READ_ONCE(c->busy) && __sync_val_compare_and_swap(&c->busy, 1, 0) == 1)
 		__sync_fetch_and_sub(&l->nr_busy, 1);
-	}
 
 	if (smt_enabled && !READ_ONCE(l->has_idle_cores) && core_is_idle(cpu))
 		WRITE_ONCE(l->has_idle_cores, 1);
@@ -223,10 +222,8 @@ __noinline int filter_cpu_busy(s32 cpu)
 	if (!t || !c || !(l = llc_ctx(t->llc)))
 		return 0;
 	WRITE_ONCE(c->idle, 0);
-	if (!c->busy) {
-		c->busy = 1;
+	if (!READ_ONCE(c->busy) && __sync_val_compare_and_swap(&c->busy, 0, 1) == 0)
 		__sync_fetch_and_add(&l->nr_busy, 1);
-	}
 	return 0;
 }
 
@@ -600,6 +597,49 @@ __noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 ll
 	return llc_first_idle(llc, -1, p) >= 0;
 }
 
+/*
+ * The record misses idle entries made while sched_ext bypasses the BPF
+ * scheduler (around an attach): ops.update_idle is not called then, while
+ * ops.running is. A CPU that ran a task in that window and has idled since
+ * stays busy by record: no stealer kick reaches it (CI saw a CPU idle for 4 s
+ * beside one with two spinners) and its LLC's nr_busy counts it. So, where
+ * the kernel keeps its idle mask, each tick of a busy CPU checks one other
+ * CPU of its LLC, round robin, and one idle by that mask and busy by record
+ * is put back (filter_heal). A heal that races the CPU's wakeup leaves it
+ * idle by record while it runs, until its first tick (reconcile_busy).
+ */
+
+/* The CPU of @cpu's LLC that @cpu's tick checks next (never @cpu), or -1. */
+static __always_inline s32 filter_heal_pick(s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct llc_topo *lt;
+	u32 pos;
+
+	if (!t || !c || !(lt = llc_topo(t->llc)) || lt->nr_cpus < 2)
+		return -1;
+	pos = c->heal_pos + 1;
+	if (pos >= lt->nr_cpus)
+		pos = 0;
+	if (pos == t->llc_pos)
+		pos = pos + 1 < lt->nr_cpus ? pos + 1 : 0;
+	c->heal_pos = pos;
+	return llc_cpu_at(t->llc, pos);
+}
+
+/* @cpu is idle by the kernel's mask: make the record say so. True if it did not. */
+__noinline int filter_heal(s32 cpu)
+{
+	struct cpu_ctx *c = cpu_ctx(cpu);
+
+	if (!c || READ_ONCE(c->idle))
+		return false;
+	filter_cpu_idle(cpu);
+	stat_inc(STAT_IDLE_HEALED);
+	return true;
+}
+
 /* Start state: every CPU idle by record and in the filter at core granule. */
 __noinline int filter_init_cpu(s32 cpu)
 {
@@ -614,6 +654,7 @@ __noinline int filter_init_cpu(s32 cpu)
 		l->gen = 1;
 	c->idle = 1;
 	c->busy = 0;
+	c->heal_pos = t->llc_pos;
 	c->fail_prone = 0;
 	c->filter_gen = 0;
 	if (smt_enabled)

@@ -43,8 +43,8 @@ struct cpu_ctx {
 	u32 idle;		/* state of record: 1 idle, claimed by CAS 1 -> 0 */
 	u32 fail_prone;		/* the last scan from this CPU failed */
 	u64 filter_gen;		/* LLC generation when this CPU last set itself */
-	u32 busy;		/* counted in the LLC's nr_busy; owner-written */
-	u32 __pad0;
+	u32 busy;		/* counted in the LLC's nr_busy; changed by CAS (the heal writes it too) */
+	u32 heal_pos;		/* LLC position this CPU's tick checks next (filter_heal_pick) */
 	u64 __pad[5];
 };
 
@@ -174,6 +174,7 @@ enum sis_stat {
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
+	STAT_IDLE_HEALED,		/* CPU idle by the kernel's mask while busy by record: marked idle */
 
 	SIS_NR_STATS,
 };

@@ -34,6 +34,16 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 	return scx_bpf_test_and_clear_cpu_idle(cpu);
 }
 
+/* @cpu is idle by the kernel's idle mask (kept: builtin_idle) */
+static __always_inline bool sis_idle_builtin(s32 cpu)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool ret = bpf_cpumask_test_cpu(cpu, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return ret;
+}
+
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
@@ -483,6 +493,13 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 
 	tick_inject_error();
 	reconcile_busy(cpu);
+	/* one other CPU of the LLC per tick: idle by the kernel, busy by record? */
+	if (builtin_idle) {
+		s32 other = filter_heal_pick(cpu);
+
+		if (other >= 0 && sis_idle_builtin(other))
+			filter_heal(other);
+	}
 	gb_charge_curr(p, cpu, now, false);
 	steal_tick(cpu, now, slice_ns);
 }

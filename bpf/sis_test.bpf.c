@@ -86,6 +86,22 @@ int test_cpu_busy(struct cpu_args *args)
 	return 0;
 }
 
+/* the CPU @args->cpu's tick would check for a heal next */
+SEC("syscall")
+int test_heal_pick(struct cpu_args *args)
+{
+	args->ret = filter_heal_pick(args->cpu);
+	return 0;
+}
+
+/* @args->cpu is idle by the kernel's mask: heal its record */
+SEC("syscall")
+int test_heal(struct cpu_args *args)
+{
+	args->ret = filter_heal(args->cpu);
+	return 0;
+}
+
 SEC("syscall")
 int test_scan(struct scan_args *args)
 {

@@ -327,6 +327,7 @@ counter_fields! {
     fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
     released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
+    idle_healed = sis_stat_STAT_IDLE_HEALED: "CPUs idle by the kernel's mask while busy by record (idle entries the kernel did not report), marked idle",
 }
 
 fn pct(num: u64, den: u64) -> f64 {
@@ -390,7 +391,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {}) | fork least-loaded {} | rt redirect {} | reconciled {}",
+            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {}) | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.balance_pulls,
             self.balance_pulls_xllc,
@@ -400,6 +401,7 @@ impl Metrics {
             self.fork_least_loaded,
             self.released_redirects,
             self.idle_reconciled,
+            self.idle_healed,
         )?;
         writeln!(
             w,

@@ -290,3 +290,36 @@ fn over_64_cpus() {
     assert_eq!((r.cpu, r.probes), (150, 1));
     assert_eq!(sis.topo_lookup(159), 159);
 }
+
+/// A CPU busy by record that idles unreported (sched_ext bypass around an attach) is found
+/// by its LLC neighbours' ticks, round robin, and put back: record, nr_busy and filter.
+#[test]
+fn heal_puts_back_a_cpu_idle_unreported() {
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    sis.reset(0);
+    assert_eq!(sis.llc_state(0).2, 8);
+    // CPU 3's tick walks the rest of LLC 0, itself skipped, and wraps
+    let walk: Vec<i32> = (0..9).map(|_| sis.heal_pick(3)).collect();
+    assert_eq!(walk, vec![4, 5, 6, 7, 0, 1, 2, 4, 5]);
+    // LLC 1's CPUs stay in LLC 1
+    let walk: Vec<i32> = (0..8).map(|_| sis.heal_pick(8)).collect();
+    assert_eq!(walk, vec![9, 10, 11, 12, 13, 14, 15, 9]);
+    // CPU 5 idles without ops.update_idle: still busy by record
+    assert_eq!(sis.cpu_state(5).0, 0);
+    assert!(sis.heal(5), "busy by record: healed");
+    assert_eq!((sis.cpu_state(5).0, sis.cpu_state(5).3), (1, 0), "idle, not counted busy");
+    assert_eq!(sis.llc_state(0).2, 7);
+    assert_eq!(sis.filter(0), vec![5]);
+    assert_eq!(sis.stat(sis_stat_STAT_IDLE_HEALED), 1);
+    // idle by record already: nothing to do, nothing counted twice
+    assert!(!sis.heal(5));
+    assert_eq!(sis.llc_state(0).2, 7);
+    assert_eq!(sis.stat(sis_stat_STAT_IDLE_HEALED), 1);
+    // its own idle entry after a heal does not count it idle twice, nor its wakeup busy twice
+    sis.idle(5);
+    assert_eq!(sis.llc_state(0).2, 7);
+    sis.busy(5);
+    sis.busy(5);
+    assert_eq!(sis.llc_state(0).2, 8);
+}

@@ -178,6 +178,20 @@ impl Sis {
         Self::run(&mut self.skel.progs.test_cpu_busy, &mut a);
     }
 
+    /// The CPU `cpu`'s tick checks next for a heal (filter_heal_pick), or -1.
+    pub fn heal_pick(&mut self, cpu: usize) -> i32 {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: -2 };
+        Self::run(&mut self.skel.progs.test_heal_pick, &mut a);
+        a.ret
+    }
+
+    /// Heal `cpu`, idle by the kernel's mask (filter_heal): true if its record said busy.
+    pub fn heal(&mut self, cpu: usize) -> bool {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: -1 };
+        Self::run(&mut self.skel.progs.test_heal, &mut a);
+        a.ret == 1
+    }
+
     pub fn reset(&mut self, llc: usize) {
         let mut a = CpuArgs { cpu: llc as i32, ret: 0 };
         Self::run(&mut self.skel.progs.test_reset, &mut a);

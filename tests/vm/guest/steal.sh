@@ -61,7 +61,7 @@ check_gt "steal: released spinners use >= 75% of LLC 0" "$UTIL" 75
 check_eq "steal: affinity violations seen from inside" "$VIOL" 0
 check_gt "steal: steals" "$(stat_of "$JSON" steals)" 0
 check_gt "steal: overloaded transitions" "$(stat_of "$JSON" overload_sets)" 0
-log "steal: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["steal_attempts","steals","steal_empty","steal_not_migratable","overload_sets","overload_clears","llc_steals"]))' "$JSON")"
+log "steal: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["steal_attempts","steals","steal_empty","steal_not_migratable","overload_sets","overload_clears","idle_healed","llc_steals"]))' "$JSON")"
 
 imbalance nosteal "$llc0" "$n0" --steal off
 log "steal off: the same spinners got ${UTIL}% (nothing moves a spinner that never sleeps); trace: $SPREAD"
