@@ -3,7 +3,8 @@
 # each of PROF_CONFS ('|'-separated; each "[/abs/scx_sis] [FLAGS]", default: scx_sis and
 # scx_sis --no-balance), then EEVDF again: wall time, context switches (/proc/stat ctxt), and
 # each scx_sis BPF program's run count and run time (kernel.bpf_stats_enabled; guest time, which
-# single-threaded TCG dilates: compare programs and runs, not absolutes). How the 2026-11-24
+# single-threaded TCG dilates: compare programs and runs, not absolutes), and scx_sis's own
+# counters over the attach (--stats-out: where the switches come from). How the 2026-11-24
 # hackbench regression was traced (BENCHMARKS.md):
 #   tests/vm/run.sh --kernel 6.12 --env "PROF_CONFS=|--no-balance|/tmp/old/scx_sis" prof
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +18,7 @@ IFS='|' read -r -a CONFS <<<"${PROF_CONFS:-|--no-balance}"
 for flags in "${CONFS[@]}"; do
   bin=$SCX_SIS
   case "$flags" in /*) bin=${flags%% *}; flags=${flags#"$bin"} ;; esac
-  SCX_SIS=$bin start_sched $flags || continue
+  SCX_SIS=$bin start_sched $flags --stats-out "$SCX_SIS_OUT/prof-$$-stats.json" || continue
   sysctl -qw kernel.bpf_stats_enabled=1
   bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-0.json"
   t=$(hb)
@@ -39,6 +40,8 @@ for t,n,name in sorted(rows,reverse=True):
 print(f"  TOTAL BPF {tot/1e9:.3f} s")
 PY
   stop_sched
+  # where the switches come from: scx_sis's own counters over the attach (hackbench is most of it)
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
 done
 log "EEVDF hackbench -g $G: $(hb)"
 finish
