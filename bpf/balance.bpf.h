@@ -206,6 +206,25 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	return -1;
 }
 
+/* the fair class's wake_affine margin: half of its LLC-level imbalance_pct (117) */
+#define WA_MARGIN_PCT	8
+
+/*
+ * A sync wakee of weight @w is no worse off on its waker's CPU @this than on
+ * @prev: @this's load without the waker (it is about to sleep) and with the
+ * wakee is at most @prev's, by the margin.
+ */
+static __always_inline bool wake_affine_load(s32 this, s32 prev, u64 w)
+{
+	struct cpu_sched *c = cpu_sched(this);
+	u64 this_load = cpu_load(this), prev_load = cpu_load(prev), curr = 0;
+
+	if (c && READ_ONCE(c->curr_started))
+		curr = READ_ONCE(c->curr_weight);
+	this_load = this_load > curr ? this_load - curr : 0;
+	return (this_load + w) * 100 < prev_load * (100 + WA_MARGIN_PCT);
+}
+
 /* The least-loaded CPU of @llc allowed for @p and not released, or -1. */
 __noinline int least_loaded_cpu(struct task_struct *p __arg_trusted, u32 llc)
 {

@@ -139,6 +139,7 @@ enum sis_stat {
 	STAT_WAKE_SCAN,
 	STAT_WAKE_FORK_EXEC,
 	STAT_WAKE_NONE,			/* no idle CPU found: stays on target */
+	STAT_WAKE_AFFINE,		/* no idle CPU: a sync wakee queued behind its waker */
 
 	/* idle filter and scans (seeds 000, 003) */
 	STAT_SCAN,

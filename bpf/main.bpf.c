@@ -61,6 +61,7 @@ struct task_ctx {
 	u32 exec_pending;	/* exec'd since its last placement */
 	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
+	u32 affine_placed;	/* queued behind its waker (sync, nothing idle): no preemption */
 	struct task_cg cg;	/* cgroup cpu.weight accounting (cgroup.bpf.h) */
 };
 
@@ -270,7 +271,20 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 		return this;
 	}
 
-	/* nothing idle: stay where the cache is warm rather than pile on the waker */
+	/*
+	 * Nothing idle. A sync wakeup goes to its waker's CPU when that is no
+	 * busier than prev once the waker sleeps (the fair class's
+	 * wake_affine_weight): the wakee waits behind its waker instead of
+	 * running beside it a message at a time (pipes, hackbench).
+	 */
+	if (sync && this != prev && sis_allowed(p, this) && !cpu_released(this) &&
+	    wake_affine_load(this, prev, task_weight(p, tctx))) {
+		stat_inc(STAT_WAKE_AFFINE);
+		if (tctx)
+			tctx->affine_placed = 1;
+		return this;
+	}
+	/* else stay where the cache is warm rather than pile on the waker */
 	stat_inc(STAT_WAKE_NONE);
 	/* unless RT/DL holds prev: nothing of ours runs there for now */
 	if (cpu_released(prev) && llc >= 0 && (cpu = least_loaded_cpu(p, cpu_llc(prev))) >= 0)
@@ -340,7 +354,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false;
+	bool gb_kick = false, affine = false;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -359,6 +373,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tctx) {
 		new = tctx->new_task;
 		tctx->new_task = 0;
+		affine = tctx->affine_placed;
+		tctx->affine_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
@@ -382,7 +398,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A woken or new task owed time runs soon, not after every queued hog;
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
-	if ((wakeup || new || kthread) &&
+	if ((wakeup || new || kthread) && !affine &&
 	    vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns())) {
 		stat_inc(STAT_PREEMPT_KICK);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
@@ -625,6 +641,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->exec_pending = 0;
 	tctx->sync_placed = 0;
 	tctx->new_task = 0;
+	tctx->affine_placed = 0;
 	tctx->cg = (struct task_cg){};
 	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
 	if (bpf_core_field_exists(args->cgroup) && args->cgroup) {

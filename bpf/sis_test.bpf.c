@@ -240,6 +240,13 @@ int test_may_move(struct balance_args *a)
 }
 
 SEC("syscall")
+int test_wake_affine(struct balance_args *a)
+{
+	a->ret = wake_affine_load(a->cpu, a->victim, a->weight);
+	return 0;
+}
+
+SEC("syscall")
 int test_least_loaded(struct balance_args *a)
 {
 	a->victim = least_loaded_cpu(bpf_get_current_task_btf(), a->llc);

@@ -298,6 +298,7 @@ counter_fields! {
     wake_scan = sis_stat_STAT_WAKE_SCAN: "ttwu placed by the LLC scan",
     wake_fork_exec = sis_stat_STAT_WAKE_FORK_EXEC: "fork/exec placements (idlest LLC, then scan)",
     wake_none = sis_stat_STAT_WAKE_NONE: "ttwu with no idle CPU found: queued on the target",
+    wake_affine = sis_stat_STAT_WAKE_AFFINE: "sync ttwu with no idle CPU found: queued behind the waker (its CPU no busier than prev)",
     scans = sis_stat_STAT_SCAN: "LLC idle scans",
     probes = sis_stat_STAT_SCAN_PROBE: "CPUs probed by scans",
     scan_success = sis_stat_STAT_SCAN_SUCCESS: "Scans that claimed an idle CPU",
@@ -371,12 +372,13 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
-            "[scx_sis] wake prev/sync/recent/scan/fx/none {}/{}/{}/{}/{}/{} | enq {} direct {} kick {}",
+            "[scx_sis] wake prev/sync/recent/scan/fx/affine/none {}/{}/{}/{}/{}/{}/{} | enq {} direct {} kick {}",
             self.wake_prev,
             self.wake_sync,
             self.wake_recent,
             self.wake_scan,
             self.wake_fork_exec,
+            self.wake_affine,
             self.wake_none,
             self.enqueue,
             self.direct_idle,

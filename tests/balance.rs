@@ -159,3 +159,33 @@ fn idlest_llc_by_busy_cpus_then_load() {
     assert_eq!(s.idlest_llc(3), 0);
     assert_eq!(s.idlest_llc(11), 1);
 }
+
+#[test]
+fn sync_wakee_joins_its_waker_unless_the_waker_cpu_is_busier() {
+    const T: u64 = (sis_consts_SIS_WEIGHT_DFL as u64) << sis_consts_SIS_LOAD_SHIFT;
+    let mut s = sis([0; 16]);
+    let waker_runs = |s: &mut Sis, cpu: usize, load: u64| {
+        s.set_sched(cpu, |c| {
+            c.load = load;
+            c.curr_started = 1;
+            c.curr_weight = T as u32;
+        })
+    };
+    // even loads: once the waker sleeps, its CPU with the wakee weighs what prev does
+    waker_runs(&mut s, 1, 4 * T);
+    s.set_sched(5, |c| c.load = 4 * T);
+    assert!(s.wake_affine(1, 5, T), "4 vs 4 tasks: the waker's CPU");
+    // prev is lighter by a task: the wakee stays there
+    s.set_sched(5, |c| c.load = 3 * T);
+    assert!(!s.wake_affine(1, 5, T), "4 vs 3 tasks: prev");
+    // the margin: the waker's CPU may be up to 8% busier
+    s.set_sched(5, |c| c.load = 4 * T - T / 20);
+    assert!(s.wake_affine(1, 5, T), "within the margin");
+    // the waker is not ours (nothing of ours runs there): it counts in full
+    s.set_sched(1, |c| c.curr_started = 0);
+    s.set_sched(5, |c| c.load = 4 * T);
+    assert!(!s.wake_affine(1, 5, T), "no waker to discount: 5 vs 4 tasks");
+    // a heavier wakee weighs more on the waker's CPU
+    waker_runs(&mut s, 1, 4 * T);
+    assert!(!s.wake_affine(1, 5, 2 * T), "a weight-200 wakee tips it");
+}

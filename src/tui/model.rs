@@ -46,6 +46,7 @@ pub const ROWS: &[Row] = &[
     Row { label: "wake recent/s", value: |m, dt| per_s(m.wake_recent, dt), prec: 0, max: None },
     Row { label: "wake scan/s", value: |m, dt| per_s(m.wake_scan, dt), prec: 0, max: None },
     Row { label: "fork/exec/s", value: |m, dt| per_s(m.wake_fork_exec, dt), prec: 0, max: None },
+    Row { label: "wake affine/s", value: |m, dt| per_s(m.wake_affine, dt), prec: 0, max: None },
     Row { label: "wake none/s", value: |m, dt| per_s(m.wake_none, dt), prec: 0, max: None },
     Row { label: "scans/s", value: |m, dt| per_s(m.scans, dt), prec: 0, max: None },
     Row { label: "success %", value: |m, _| m.success_pct, prec: 1, max: Some(100.0) },

@@ -292,6 +292,16 @@ impl Sis {
         a.ret != 0
     }
 
+    /// A sync wakee of weight `w` woken on `this` would go there rather than to `prev`.
+    pub fn wake_affine(&mut self, this: usize, prev: usize, w: u64) -> bool {
+        let mut a: BalanceArgs = zeroed();
+        a.cpu = this as i32;
+        a.victim = prev as i32;
+        a.weight = w;
+        Self::run(&mut self.skel.progs.test_wake_affine, &mut a);
+        a.ret != 0
+    }
+
     pub fn least_loaded(&mut self, llc: usize) -> i32 {
         let mut a: BalanceArgs = zeroed();
         a.llc = llc as u32;

@@ -12,7 +12,11 @@ require_scx_sis
 trap cleanup_sched EXIT
 G=${PROF_GROUPS:-16}
 ctxt() { awk '/^ctxt/{print $2}' /proc/stat; }
-hb() { local t0=$EPOCHREALTIME c0; c0=$(ctxt); hackbench -p -g "$G" -l 100 >/dev/null 2>&1; awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" 'BEGIN{printf "%.2f s, %d context switches", b-a, c}'; }
+# hackbench's own voluntary (blocked) and involuntary (preempted, slice ended) switches: its
+# children's rusage; few voluntary switches means big batches per run
+hb() { local t0=$EPOCHREALTIME c0 ru; c0=$(ctxt)
+  ru=$(python3 -c 'import resource,subprocess,sys; subprocess.run(["hackbench","-p","-g",sys.argv[1],"-l","100"],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL); r=resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_nvcsw, r.ru_nivcsw)' "$G")
+  awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" -v r="$ru" 'BEGIN{split(r,x," "); printf "%.2f s, %d context switches (hackbench: %d voluntary, %d involuntary)", b-a, c, x[1], x[2]}'; }
 log "EEVDF hackbench -g $G: $(hb)"
 IFS='|' read -r -a CONFS <<<"${PROF_CONFS:-|--no-balance}"
 for flags in "${CONFS[@]}"; do
@@ -41,7 +45,7 @@ print(f"  TOTAL BPF {tot/1e9:.3f} s")
 PY
   stop_sched
   # where the switches come from: scx_sis's own counters over the attach (hackbench is most of it)
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_affine","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
 done
 log "EEVDF hackbench -g $G: $(hb)"
 finish
