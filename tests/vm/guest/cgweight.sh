@@ -21,6 +21,7 @@
 #    GB_WIDE_EEVDF_PCT of EEVDF's ratio and never below GB_WIDE_FLOOR. The balancer's swaps once
 #    traded a 300-weight task for a 100-weight one and gave 1.25-2.00 (BENCHMARKS.md 2026-11-24,
 #    session 17); since, 2.36-2.91 in single runs, one CI run on 7.3 at 2.36 beside EEVDF's 2.28.
+#    The mean of 2 runs is asserted.
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
 # 40 rounds: scx_sis stays attached, clean kernel log.
 # env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
@@ -60,11 +61,13 @@ note "cg-wide target (issue 9): scx_sis ratio ${x:-?} within ${TOL_PCT}% of 3.00
 check "cg-wide: scx_sis ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00 (EEVDF ${e:-?})" within "$x" 3.00 "$WIDE_CHECK_PCT"
 
 # ---- cpu.weight across the group balancer's partitions ----
-bench_session "$out-gb" gb-wide "$secs" --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"
+# 2 runs, their mean asserted: single runs spread 2.36-2.91, across the 2.40 line (a CI run on
+# 6.12 gave 2.39 where two re-runs of the same binary gave 2.84 and 2.83)
+BENCH_RUNS=2 bench_session "$out-gb" gb-wide "$secs" --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"
 grep -h "group run_ms" "$out-gb"/raw/gb-wide/*.txt 2>/dev/null | sed 's/^/  | /'
 bench_vals "$out-gb"
 log_placements
-e=$(val gb-wide EEVDF) x=$(val gb-wide gb)
+e=$(val_mean gb-wide EEVDF) x=$(val_mean gb-wide gb)
 note "gb-wide target (issue 9): scx_sis --gb-parent ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
 gb_wide_ok() {
   within "$x" 3.00 "$WIDE_CHECK_PCT" ||

@@ -5,18 +5,19 @@
 #  2. --gb-parent P with children a and b, 4 spinners each (as many as a partition has CPUs),
 #     started pinned so that both partitions (one per LLC: 2 of a + 2 of b each) are mixed,
 #     then allowed every CPU. Each spinner records where it runs (pinned.c's migration trace);
-#     from GB_FROM s on, each group must spend >= 80% of its time in one partition, and the
+#     from GB_FROM s after the last spinner started until the first one ends, each group must
+#     spend >= 80% of its time in one partition, and the
 #     two partitions must differ (spinners never sleep: only the balancer's slice-end moves
 #     bring them together). The balancer's own report (gb stats) must agree, with at most 4
 #     moves in all (hysteresis: no ping-pong).
 #  3. cgroup churn while attached: children (with grandchildren) created, tasks moved in and
 #     between them, deleted; scx_sis stays attached, the kernel log stays clean, and the BPF
 #     group state holds exactly the cgroups that exist (a, b): nothing leaks.
-# env: SCX_SIS (required), GB_SECS (spinner run, default 12), GB_FROM (measure from, 5)
+# env: SCX_SIS (required), GB_SECS (spinner run, default 14), GB_FROM (measure from, 5)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null; rm_tree' EXIT
-secs=${GB_SECS:-12}
+secs=${GB_SECS:-14}
 from=${GB_FROM:-5}
 kmsg_mark
 
@@ -87,28 +88,35 @@ for g in a b; do
   done
 done
 wait "${pids[@]}"
-read -r SHARE_A PART_A SHARE_B PART_B <<<"$(python3 - "$from" "$secs" "${c0[*]}" "$SCX_SIS_OUT" <<'EOF'
+read -r SHARE_A PART_A SHARE_B PART_B WINDOW <<<"$(python3 - "$from" "$secs" "${c0[*]}" "$SCX_SIS_OUT" <<'EOF'
 import glob, sys
 frm, secs, p0, out = float(sys.argv[1]), float(sys.argv[2]), set(map(int, sys.argv[3].split())), sys.argv[4]
+traces = {g: [] for g in "ab"}
+for g in "ab":
+    for f in glob.glob(f"{out}/gb-trace-{g}-*.txt"):
+        ev = [(float(a), int(b)) for a, b in (l.split() for l in open(f) if l.strip())]
+        if ev:
+            traces[g].append(ev)
+# the window where every spinner of both groups runs: once a group's spinners end, the other
+# moving into the partition they left is the balancer doing its job (seen: b followed a's
+# exit into the emptied partition 0 for its last 1.75 s, when b had started later)
+starts = [ev[0][0] for evs in traces.values() for ev in evs] or [0.0]
+lo_all, hi_all = max(starts) + frm, min(starts) + secs
 res = []
 for g in "ab":
     t = [0.0, 0.0]
-    for f in glob.glob(f"{out}/gb-trace-{g}-*.txt"):
-        ev = [(float(a), int(b)) for a, b in (l.split() for l in open(f) if l.strip())]
-        if not ev:
-            continue
-        start, end = ev[0][0], ev[0][0] + secs
-        for (ts, cpu), nxt in zip(ev, ev[1:] + [(end, -1)]):
-            lo, hi = max(ts, start + frm), min(nxt[0], end)
+    for ev in traces[g]:
+        for (ts, cpu), nxt in zip(ev, ev[1:] + [(hi_all, -1)]):
+            lo, hi = max(ts, lo_all), min(nxt[0], hi_all)
             if hi > lo:
                 t[0 if cpu in p0 else 1] += hi - lo
     tot = sum(t) or 1
     best = 0 if t[0] >= t[1] else 1
     res += [f"{100 * t[best] / tot:.1f}", str(best)]
-print(" ".join(res))
+print(" ".join(res), f"{hi_all - lo_all:.1f}")
 EOF
 )"
-log "$name: group a: ${SHARE_A}% of its time in partition $PART_A; group b: ${SHARE_B}% in partition $PART_B"
+log "$name: group a: ${SHARE_A}% of its time in partition $PART_A; group b: ${SHARE_B}% in partition $PART_B (over the ${WINDOW}s all spinners ran)"
 }
 
 # contrast: without the balancer the mixed start stays mixed (spinners never sleep, the loads
@@ -132,6 +140,8 @@ MON="$SCX_SIS_OUT/gb-monitor.txt"
 spinners "balancer"
 kill $mon; wait $mon 2>/dev/null
 share_a=$SHARE_A part_a=$PART_A share_b=$SHARE_B part_b=$PART_B
+# the spinners start one by one (3.3 s apart at worst in TCG): keep a window worth measuring
+check_gt "a window of >= 3 s where every spinner ran, from ${from}s after the last start" "${WINDOW:-0}" 2.99
 check_gt "group a runs >= 80% in one partition" "$share_a" 79.99
 check_gt "group b runs >= 80% in one partition" "$share_b" 79.99
 check "groups a and b settled in distinct partitions ($part_a, $part_b)" test "$part_a" != "$part_b"
@@ -190,11 +200,14 @@ stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0
 # the balancer's own report (--monitor, the last view while the spinners were busy): a and b in the
 # partitions their traces show, mostly inside them
+# A view counts only when both groups were busy in it (the last one can have a done and b moved
+# into its partition, as the balancer should).
 read -r rep_a in_a rep_b in_b mv_a mv_b <<<"$(awk -v P="$P" '
+  function view() { if (a != "" && b != "") { la = a; lia = ia; lb = b; lib = ib; lma = ma; lmb = mb } a = b = "" }
   $1 == "gb" && $2 == "group" && $3 == P "/a" && $7 > 1 { a = $5; ia = $9; ma = $11 }
   $1 == "gb" && $2 == "group" && $3 == P "/b" && $7 > 1 { b = $5; ib = $9; mb = $11 }
-  /^\[scx_sis\]/ && a != "" { la = a; lia = ia; lb = b; lib = ib; lma = ma; lmb = mb }
-  END { sub("%", "", lia); sub("%", "", lib); print la, lia, lb, lib, lma, lmb }' "$MON")"
+  /^\[scx_sis\]/ { view() }
+  END { view(); sub("%", "", lia); sub("%", "", lib); print la, lia, lb, lib, lma, lmb }' "$MON")"
 grep -E "gb group|PART-" "$MON" | tail -n 6 | sed 's/^/  | /'
 check_eq "gb stats: groups a, b in the partitions the traces show" "$rep_a $rep_b" "$part_a $part_b"
 check_gt "gb stats: group a in its partition >= 80%" "${in_a:-0}" 79.99
