@@ -6,9 +6,8 @@
 #     started pinned so that both partitions (one per LLC: 2 of a + 2 of b each) are mixed,
 #     then allowed every CPU. Each spinner records where it runs (pinned.c's migration trace);
 #     from GB_FROM s after the last spinner started until the first one ends, each group must
-#     spend >= 80% of its time in one partition, and the
-#     two partitions must differ (spinners never sleep: only the balancer's slice-end moves
-#     bring them together). The balancer's own report (gb stats) must agree, with at most 4
+#     spend >= 80% of its time in one partition, and the two partitions must differ (spinners
+#     never sleep: only the balancer's slice-end moves bring them together). The balancer's own report (gb stats) must agree, with at most 4
 #     moves in all (hysteresis: no ping-pong).
 #  3. cgroup churn while attached: children (with grandchildren) created, tasks moved in and
 #     between them, deleted; scx_sis stays attached, the kernel log stays clean, and the BPF

@@ -19,9 +19,7 @@
 # env: SCX_SIS (required), SOAK_SECS (120; CI: 120), SOAK_REF_SECS (SOAK_SECS), SOAK_MAX_GAP_MS (1000),
 #      SOAK_GAP_FACTOR (2), SOAK_CYCLES (0), SOAK_HOLD (1 s attached per cycle),
 #      SOAK_LOADER_NICE (-10: the loader's nice in the cycles), SOAK_ATTACH_TMO (300 s an attach),
-#      SOAK_LOADER_ARGS (options for the loader in the cycles, e.g. -v), the cycles' load:
-#      SOAK_CYCLE_SPIN_US / SOAK_CYCLE_SLEEP_US (progress workers, 2000 / 8000),
-#      SOAK_AFFINITY_SLEEP_NS (stress-ng's affinity churn, 20000000), SOAK_FORK_PERIOD (0.2 s)
+#      SOAK_LOADER_ARGS (the loader's options in the cycles, e.g. -v to diagnose one)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 secs=${SOAK_SECS:-120}
@@ -41,10 +39,10 @@ trap cleanup EXIT
 kmsg_mark
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 
-# progress_start NAME [SPIN_US SLEEP_US] / progress_check NAME: the stall checker around a phase
+# progress_start NAME / progress_check NAME: the stall checker around a phase
 progress_start() {
   PIDFILE="$SCX_SIS_OUT/soak-$1.pids"; POUT="$SCX_SIS_OUT/soak-$1-progress.out"; rm -f "$PIDFILE"
-  "$PROGRESS_BIN" "$NPROC" "$PIDFILE" "${2:-2000}" "${3:-8000}" >"$POUT" 2>&1 &
+  "$PROGRESS_BIN" "$NPROC" "$PIDFILE" 2000 8000 >"$POUT" 2>&1 &
   wpid=$!
   for i in $(seq 100); do [ -s "$PIDFILE" ] && break; sleep 0.1; done
   check_eq "$1: progress workers started" "$(wc -l <"$PIDFILE" 2>/dev/null)" "$NPROC"
@@ -147,16 +145,16 @@ check_eq "exit code" "$SCHED_RC" 0
 
 # ---- long mode: attach/detach cycles under stress-ng ----
 if [ "$cycles" -gt 0 ]; then
-  progress_start cycles "${SOAK_CYCLE_SPIN_US:-2000}" "${SOAK_CYCLE_SLEEP_US:-8000}"
+  progress_start cycles
   # cpu + fork + affinity churn, lighter than the mixed soak's. With stress-ng -c 2 -f 2
   # --affinity 2 the loader, even at nice -10, had not attached after 2 min (TCG runs all vCPUs
   # on one host thread). Attach times on 7.3 with one load at a time: idle 8.7 s, -c 2 -l 30
   # 11.1 s, this fork loop 19.7 s, the progress workers 26.3 s, --affinity 2 with 2 ms sleeps
   # 46.8 s (migration IPIs are dear under TCG); together they compound, so the affinity churn is
   # one worker with 20 ms sleeps and an attach may take SOAK_ATTACH_TMO (300 s).
-  stress-ng -c 2 -l 30 --affinity 1 --affinity-sleep "${SOAK_AFFINITY_SLEEP_NS:-20000000}" --timeout 0 -q --temp-path /tmp & bg+=($!)
+  stress-ng -c 2 -l 30 --affinity 1 --affinity-sleep 20000000 --timeout 0 -q --temp-path /tmp & bg+=($!)
   ( n=0; trap 'echo "$n" >"$SCX_SIS_OUT/soak-cycles-forks.count"; exit 0' TERM
-    while :; do for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait; n=$((n + 8)); snooze "${SOAK_FORK_PERIOD:-0.2}"; done ) & bg+=($!)
+    while :; do for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait; n=$((n + 8)); snooze 0.2; done ) & bg+=($!)
   seq1=$(enable_seq) ok=0 t_all=$(ts) ATTACH_TMO=${SOAK_ATTACH_TMO:-300}
   # The loader starts at nice SOAK_LOADER_NICE (-10): at nice 0 beside these stressors its
   # start-up (BPF verification, emulated by TCG) had not reached the attach after 2 min, on both
