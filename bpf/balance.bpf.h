@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Balance between busy CPUs, by weighted load (vtime.bpf.h).
+ * Balance between busy CPUs, by weighted load averaged over a window
+ * (vtime.bpf.h: load_avg_at), not the instantaneous one.
  *
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
@@ -68,8 +69,8 @@ static __always_inline u64 load_gap(u64 from, u64 to)
 	return from > to ? from - to : 0;
 }
 
-/* Sum of the loads of @llc's CPUs; their number in *@nr. */
-static __always_inline u64 llc_load(u32 llc, u32 *nr)
+/* Sum of the loads of @llc's CPUs, averaged as of @now (0: instantaneous); their number in *@nr. */
+static __always_inline u64 llc_load(u32 llc, u32 *nr, u64 now)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u64 sum = 0;
@@ -81,7 +82,9 @@ static __always_inline u64 llc_load(u32 llc, u32 *nr)
 	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
 		if (pos >= lt->nr_cpus)
 			break;
-		sum += cpu_load(llc_cpu_at(llc, pos));
+		s32 cpu = llc_cpu_at(llc, pos);
+
+		sum += now ? cpu_load_avg(cpu, now) : cpu_load(cpu);
 	}
 	*nr = lt->nr_cpus;
 	return sum;
@@ -92,7 +95,7 @@ static __always_inline u64 llc_load(u32 llc, u32 *nr)
  * over @my_load, into @bp if larger than what @bp holds. A released CPU
  * wins at once.
  */
-__noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
+__noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, u64 now, struct balance_pick *bp)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	struct ovl_walk *wk;
@@ -114,7 +117,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 			break;
 		if (v == cpu)
 			continue;
-		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load_avg(v, now), my_load);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
@@ -129,7 +132,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
  * Another LLC whose load, scaled to ours, exceeds ours by a movable gap: the
  * busiest CPU there, if the move also narrows the gap between the LLCs.
  */
-__noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
+__noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, u64 now, struct balance_pick *bp)
 {
 	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0 };
 	u64 mine, other, llc_gap;
@@ -137,7 +140,7 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 
 	if (!bp)
 		return 0;
-	mine = llc_load(llc, &n_mine);
+	mine = llc_load(llc, &n_mine, now);
 	if (!n_mine)
 		return 0;
 	bpf_for(i, 0, nr_llcs) {
@@ -145,14 +148,14 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 
 		if (i == llc)
 			continue;
-		other = llc_load(i, &n_other);
+		other = llc_load(i, &n_other, now);
 		if (!n_other)
 			continue;
 		/* other's load as if it had our number of CPUs */
 		llc_gap = load_gap(other * n_mine / n_other, mine);
 		if (!llc_gap)
 			continue;
-		balance_find_in_llc(cpu, i, my_load, &in);
+		balance_find_in_llc(cpu, i, my_load, now, &in);
 		if (in.victim < 0)
 			continue;
 		if (in.gap > llc_gap)
@@ -188,9 +191,9 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 		return -1;
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
-	my_load = READ_ONCE(c->load);
+	my_load = load_avg_at(c, now);
 
-	balance_find_in_llc(cpu, llc, my_load, bp);
+	balance_find_in_llc(cpu, llc, my_load, now, bp);
 	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->victim, bp->gap)))
 		return bp->victim;
 	/* a gap too small to move anything across is no pick: a pull would walk for nothing */
@@ -198,7 +201,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->gap = 0;
 	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;
-		balance_find_xllc(cpu, llc, my_load, bp);
+		balance_find_xllc(cpu, llc, my_load, now, bp);
 	}
 	if (bp->victim >= 0)
 		return bp->victim;
@@ -267,7 +270,7 @@ __noinline int idlest_llc(s32 prev)
 
 	if (best >= 0 && (l = llc_ctx(best))) {
 		best_busy = READ_ONCE(l->nr_busy);
-		best_load = llc_load(best, &nr);
+		best_load = llc_load(best, &nr, 0);
 		best_load = nr ? best_load / nr : best_load;
 	}
 	bpf_for(i, 0, nr_llcs) {
@@ -280,7 +283,7 @@ __noinline int idlest_llc(s32 prev)
 		busy = READ_ONCE(l->nr_busy);
 		if (busy > best_busy)
 			continue;
-		load = llc_load(i, &nr);
+		load = llc_load(i, &nr, 0);
 		load = nr ? load / nr : load;
 		if (busy < best_busy || load < best_load) {
 			best = i;

@@ -376,6 +376,14 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
+		/*
+		 * Queued elsewhere than its load is accounted (re-enqueued from a
+		 * CPU taken by RT/DL, moved into its group's partition): the load
+		 * follows now, else the next least_loaded_cpu() would pile the
+		 * rest of a released CPU's queue onto the same CPU.
+		 */
+		if (tctx->ts.load_cpu >= 0 && tctx->ts.load_cpu != cpu)
+			load_account(&tctx->ts, cpu, tctx->ts.load_weight);
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
 	if (gb_kick)
@@ -517,6 +525,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 			filter_heal(other);
 	}
 	gb_charge_curr(p, cpu, now, false);
+	load_avg_sample(cpu, now);
 	steal_tick(cpu, now, slice_ns);
 }
 
@@ -589,8 +598,12 @@ void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
  * RT/DL takes the CPU: what waits in its local DSQ goes back through
  * ops.enqueue (to another CPU, enqueue_cpu), and an idle CPU is woken to
  * steal what waits in its DSQ; busy ones pull it at their next balance.
+ * 6.12 tells it through ops.cpu_release/acquire. 7.x deprecates them for the
+ * sched_switch tracepoint, with a re-enqueue callable from anywhere: the
+ * loader keeps the ops only where that re-enqueue is missing, else it
+ * attaches sis_sched_switch.
  */
-void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+static __always_inline void cpu_taken(s32 cpu)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
 
@@ -598,6 +611,19 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 		WRITE_ONCE(c->released, 1);
 		WRITE_ONCE(c->curr_started, 0);
 	}
+}
+
+static __always_inline void cpu_back(s32 cpu)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (c)
+		WRITE_ONCE(c->released, 0);
+}
+
+void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	cpu_taken(cpu);
 	scx_bpf_reenqueue_local();
 	if (scx_bpf_dsq_nr_queued(cpu) > 0)
 		steal_kick(cpu_llc(cpu), cpu);
@@ -605,10 +631,46 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 
 void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
-	struct cpu_sched *c = cpu_sched(cpu);
+	cpu_back(cpu);
+}
 
-	if (c)
-		WRITE_ONCE(c->released, 0);
+const volatile bool switch_partial;	/* --partial: the fair class is above ours too */
+
+#define SIS_MAX_RT_PRIO	100
+#define SIS_SCHED_EXT	7
+
+/*
+ * @next runs in a class above ours: RT, DL, stop, a PI-boosted task
+ * (prio < MAX_RT_PRIO for all of them), or with --partial a fair one.
+ */
+static __always_inline bool class_above_ours(const struct task_struct *next)
+{
+	if (!next->pid)
+		return false;	/* the idle task: the CPU is ours to fill */
+	if (next->prio < SIS_MAX_RT_PRIO)
+		return true;
+	return switch_partial && next->policy != SIS_SCHED_EXT;
+}
+
+/* ops.cpu_release/acquire from the switch itself (7.x; not loaded on 6.12) */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+
+	if (!class_above_ours(next)) {
+		if (cpu_released(cpu))
+			cpu_back(cpu);
+		return 0;
+	}
+	if (cpu_released(cpu))
+		return 0;
+	cpu_taken(cpu);
+	if (scx_bpf_reenqueue_local_from_anywhere() < 0)
+		return 0;
+	if (scx_bpf_dsq_nr_queued(cpu) > 0)
+		steal_kick(cpu_llc(cpu), cpu);
+	return 0;
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)

@@ -195,6 +195,13 @@ fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     Ok(v)
 }
 
+/// The kernel can re-enqueue a CPU's local DSQ from any context (v6.19's
+/// scx_bpf_reenqueue_local v2, or v7.1's scx_bpf_dsq_reenq): what the sched_switch tracepoint
+/// needs to replace ops.cpu_release (bpf/main.bpf.c, scx's compat.bpf.h).
+fn reenqueue_from_anywhere() -> bool {
+    ["scx_bpf_reenqueue_local___v2", "scx_bpf_dsq_reenq"].iter().any(|k| compat::ksym_exists(k).unwrap_or(false))
+}
+
 /// What must hold before anything is loaded.
 fn preflight() -> Result<()> {
     scx_sis::preflight::check(&scx_sis::preflight::Hints {
@@ -253,6 +260,7 @@ impl<'a> Scheduler<'a> {
         rodata.balance_every = opts.balance_every;
         rodata.wakeup_preempt = !opts.no_preempt;
         rodata.gb_enabled = gb_cfg.is_some();
+        rodata.switch_partial = opts.partial;
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
 
         // Size the arrays from the machine.
@@ -279,6 +287,13 @@ impl<'a> Scheduler<'a> {
         if gb_cfg.is_some() {
             ops.flags |= *compat::SCX_OPS_ENQ_LAST;
         }
+        // RT/DL taking a CPU: 7.x deprecates ops.cpu_release/acquire (a warning at every attach)
+        // for the sched_switch tracepoint, once its re-enqueue works from anywhere (main.bpf.c)
+        let switch_tp = reenqueue_from_anywhere();
+        if switch_tp {
+            ops.cpu_release = std::ptr::null_mut();
+            ops.cpu_acquire = std::ptr::null_mut();
+        }
         debug!(
             "ops.flags {:#x}: KEEP_BUILTIN_IDLE {}, SWITCH_PARTIAL {}, HAS_CGROUP_WEIGHT {}, ENQ_LAST {}; \
              exit_dump_len {}",
@@ -292,6 +307,13 @@ impl<'a> Scheduler<'a> {
             gb_cfg.is_some(),
             if opts.exit_dump_len == 0 { "kernel default".to_string() } else { opts.exit_dump_len.to_string() }
         );
+        debug!(
+            "CPUs taken by RT/DL: {}",
+            if switch_tp { "sched_switch tracepoint" } else { "ops.cpu_release/acquire" }
+        );
+        skel.progs.sis_sched_switch.set_autoload(switch_tp);
+        skel.progs.sis_cpu_release.set_autoload(!switch_tp);
+        skel.progs.sis_cpu_acquire.set_autoload(!switch_tp);
         debug!(
             "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, gb_enabled {}",
             !opts.no_builtin_idle,

@@ -156,8 +156,10 @@ drop_injected() {
     END { if (held != "") print held }'
 }
 # Kernel-log lines that mean trouble. A normal detach logs
-# 'sched_ext: BPF scheduler "scx_sis" disabled (unregistered from user space)': allowed.
-DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\))|Kernel panic|segfault|general protection'
+# 'sched_ext: BPF scheduler "scx_sis" disabled (unregistered from user space)': allowed. A
+# deprecation warning at attach (7.x: "ops->cpu_acquire/release() are deprecated") is trouble too:
+# the kernel means to drop what it names.
+DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime error|watchdog failed|sched_ext: .*disabled \((?!unregistered from user space\))|Kernel panic|segfault|general protection|are deprecated'
 # DL_SERVER_612_BUG: a known 6.12.y kernel bug that CPU hotplug under any sched_ext scheduler can
 # hit (hotplug.sh, faults.sh tolerate it on 6.12 only): sched_cpu_dying() calls dl_server_stop()
 # on the fair server, and 6.12.y's dl_server_stop() lacks mainline's `!dl_server_active(dl_se)`

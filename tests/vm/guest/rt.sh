@@ -4,8 +4,9 @@
 # they run, a SCHED_FIFO spinner (chrt -f 50) pinned to CPU N, the CPU with the most hogs, takes
 # N for RT_SPIN_SECS. Sampled RT_WITHIN_S after the spinner starts, every hog has made progress
 # (run time grew by >= RT_MIN_SHARE_PCT of the window, those that waited on N included): what
-# waited on N was handed to other CPUs (ops.cpu_release + re-enqueue), not left behind the
-# spinner; how many hogs still had N as their last CPU is printed. The spinner
+# waited on N was handed to other CPUs (ops.cpu_release or, 6.19+, the sched_switch tracepoint,
+# then a re-enqueue), not left behind the spinner; how many hogs still had N as their last CPU is
+# printed. Which of the two mechanisms is loaded is checked against the kernel's BTF. The spinner
 # runs <= RT_SPIN_SECS: the sched_ext watchdog (5 s here) would eject the scheduler over the
 # per-CPU kthreads of N, which cannot run anywhere else. Afterwards scx_sis is still attached,
 # never re-attached, and the kernel log is clean. The same scenario under EEVDF first, for
@@ -98,6 +99,17 @@ note "EEVDF: least hog progress ${MIN_MS} ms in ${WIN_MS} ms beside the spinner,
 
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 seq0=$(enable_seq)
+# how the release reaches scx_sis: the sched_switch tracepoint where the kernel re-enqueues from
+# anywhere (6.19+), else ops.cpu_release (6.12); dmesg_check below catches 7.x's deprecation line
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -qE "FUNC '(scx_bpf_reenqueue_local___v2|scx_bpf_dsq_reenq)'"; then
+  want_tp=1
+else
+  want_tp=0
+fi
+progs=$(bpftool prog show 2>/dev/null)
+check_eq "sched_switch tracepoint attached (re-enqueue from anywhere: $want_tp)" \
+  "$(grep -c 'name sis_sched_switch' <<<"$progs")" "$want_tp"
+check_eq "ops.cpu_release loaded" "$(grep -c 'name sis_cpu_release' <<<"$progs")" $((1 - want_tp))
 scenario scx_sis
 check "hogs waited on CPU $N when the spinner started ($WERE_ON_N)" test "$WERE_ON_N" -gt 1
 check "the spinner had CPU $N (${SPIN_MS:-?} ms CPU, >= 80% of ${RT_SPIN_SECS} s)" test "${SPIN_MS:-0}" -ge $((RT_SPIN_SECS * 800))
@@ -106,7 +118,7 @@ check "the spinner ran <= ${RT_SPIN_SECS}.5 s (${SPIN_WIN_MS:-?} ms; the sched_e
 check_eq "sampled while the spinner ran" "$SPIN_ALIVE" 1
 check_eq "hogs with < ${RT_MIN_SHARE_PCT}% of a CPU in the ${WIN_MS} ms beside the spinner (least: ${MIN_MS} ms)" "$STUCK" 0
 # Not asserted: a hog's last CPU being N. On 7.x the ext DL server gives sched_ext 50 ms a
-# second on N beside the spinner; N then steals a hog, RT takes N back, and ops.cpu_release
+# second on N beside the spinner; N then steals a hog, RT takes N back, and the release
 # re-enqueues the hog elsewhere, where it waits with N still its last CPU (2 of 2 targeted runs
 # on 7.3: one such hog, 675-860 ms of progress). Left behind, a hog would fail the progress check.
 note "hogs last on CPU $N while the spinner held it: $ON_N ($LATE of $((2 * NPROC)) read after it ended)"
