@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Balance between busy CPUs, by weighted load averaged over a window
- * (vtime.bpf.h: load_avg_at), not the instantaneous one.
+ * Balance between busy CPUs, by weighted load (vtime.bpf.h).
  *
  * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
@@ -69,8 +68,8 @@ static __always_inline u64 load_gap(u64 from, u64 to)
 	return from > to ? from - to : 0;
 }
 
-/* Sum of the loads of @llc's CPUs, averaged as of @now (0: instantaneous); their number in *@nr. */
-static __always_inline u64 llc_load(u32 llc, u32 *nr, u64 now)
+/* Sum of the loads of @llc's CPUs; their number in *@nr. */
+static __always_inline u64 llc_load(u32 llc, u32 *nr)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	u64 sum = 0;
@@ -82,9 +81,7 @@ static __always_inline u64 llc_load(u32 llc, u32 *nr, u64 now)
 	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
 		if (pos >= lt->nr_cpus)
 			break;
-		s32 cpu = llc_cpu_at(llc, pos);
-
-		sum += now ? cpu_load_avg(cpu, now) : cpu_load(cpu);
+		sum += cpu_load(llc_cpu_at(llc, pos));
 	}
 	*nr = lt->nr_cpus;
 	return sum;
@@ -95,7 +92,7 @@ static __always_inline u64 llc_load(u32 llc, u32 *nr, u64 now)
  * over @my_load, into @bp if larger than what @bp holds. A released CPU
  * wins at once.
  */
-__noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, u64 now, struct balance_pick *bp)
+__noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
 {
 	struct llc_topo *lt = llc_topo(llc);
 	struct ovl_walk *wk;
@@ -117,7 +114,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, u64 now, struc
 			break;
 		if (v == cpu)
 			continue;
-		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load_avg(v, now), my_load);
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
@@ -132,7 +129,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, u64 now, struc
  * Another LLC whose load, scaled to ours, exceeds ours by a movable gap: the
  * busiest CPU there, if the move also narrows the gap between the LLCs.
  */
-__noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, u64 now, struct balance_pick *bp)
+__noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
 {
 	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0 };
 	u64 mine, other, llc_gap;
@@ -140,7 +137,7 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, u64 now, struct 
 
 	if (!bp)
 		return 0;
-	mine = llc_load(llc, &n_mine, now);
+	mine = llc_load(llc, &n_mine);
 	if (!n_mine)
 		return 0;
 	bpf_for(i, 0, nr_llcs) {
@@ -148,14 +145,14 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, u64 now, struct 
 
 		if (i == llc)
 			continue;
-		other = llc_load(i, &n_other, now);
+		other = llc_load(i, &n_other);
 		if (!n_other)
 			continue;
 		/* other's load as if it had our number of CPUs */
 		llc_gap = load_gap(other * n_mine / n_other, mine);
 		if (!llc_gap)
 			continue;
-		balance_find_in_llc(cpu, i, my_load, now, &in);
+		balance_find_in_llc(cpu, i, my_load, &in);
 		if (in.victim < 0)
 			continue;
 		if (in.gap > llc_gap)
@@ -191,9 +188,9 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 		return -1;
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
-	my_load = load_avg_at(c, now);
+	my_load = READ_ONCE(c->load);
 
-	balance_find_in_llc(cpu, llc, my_load, now, bp);
+	balance_find_in_llc(cpu, llc, my_load, bp);
 	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->victim, bp->gap)))
 		return bp->victim;
 	/* a gap too small to move anything across is no pick: a pull would walk for nothing */
@@ -201,7 +198,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->gap = 0;
 	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;
-		balance_find_xllc(cpu, llc, my_load, now, bp);
+		balance_find_xllc(cpu, llc, my_load, bp);
 	}
 	if (bp->victim >= 0)
 		return bp->victim;
@@ -270,7 +267,7 @@ __noinline int idlest_llc(s32 prev)
 
 	if (best >= 0 && (l = llc_ctx(best))) {
 		best_busy = READ_ONCE(l->nr_busy);
-		best_load = llc_load(best, &nr, 0);
+		best_load = llc_load(best, &nr);
 		best_load = nr ? best_load / nr : best_load;
 	}
 	bpf_for(i, 0, nr_llcs) {
@@ -283,7 +280,7 @@ __noinline int idlest_llc(s32 prev)
 		busy = READ_ONCE(l->nr_busy);
 		if (busy > best_busy)
 			continue;
-		load = llc_load(i, &nr, 0);
+		load = llc_load(i, &nr);
 		load = nr ? load / nr : load;
 		if (busy < best_busy || load < best_load) {
 			best = i;

@@ -71,8 +71,6 @@ struct cpu_sched {
 	u32 nr_runnable;	/* tasks accounted in load */
 	u32 __pad0;
 	u64 last_xllc;		/* ... and when in other LLCs too */
-	u64 load_avg;		/* load averaged over LOAD_AVG_NS, as of avg_at: the balance's input */
-	u64 avg_at;
 };
 
 /* A task's side of the vtime and load accounting (lives in its task storage). */

@@ -376,14 +376,6 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
-		/*
-		 * Queued elsewhere than its load is accounted (re-enqueued from a
-		 * CPU taken by RT/DL, moved into its group's partition): the load
-		 * follows now, else the next least_loaded_cpu() would pile the
-		 * rest of a released CPU's queue onto the same CPU.
-		 */
-		if (tctx->ts.load_cpu >= 0 && tctx->ts.load_cpu != cpu)
-			load_account(&tctx->ts, cpu, tctx->ts.load_weight);
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
 	if (gb_kick)
@@ -525,7 +517,6 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 			filter_heal(other);
 	}
 	gb_charge_curr(p, cpu, now, false);
-	load_avg_sample(cpu, now);
 	steal_tick(cpu, now, slice_ns);
 }
 

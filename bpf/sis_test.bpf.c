@@ -232,22 +232,6 @@ int test_balance_pick(struct balance_args *a)
 	return 0;
 }
 
-/* the load average: read as of now (0), sample (1), a balance move cpu -> victim of weight (2) */
-SEC("syscall")
-int test_load_avg(struct balance_args *a)
-{
-	switch (a->ret) {
-	case 1:
-		load_avg_sample(a->cpu, a->now);
-		break;
-	case 2:
-		load_avg_moved(a->cpu, a->victim, a->weight, a->now);
-		break;
-	}
-	a->gap = cpu_load_avg(a->cpu, a->now);
-	return 0;
-}
-
 SEC("syscall")
 int test_may_move(struct balance_args *a)
 {

@@ -64,26 +64,16 @@ __noinline int steal_from_rank(s32 cpu, s32 victim, u64 gap, int rank)
 		return false;
 	wk->seen = 0;
 	bpf_for_each(scx_dsq, p, victim, 0) {
-		u64 w = 0;
-
 		if (++wk->seen > STEAL_SCAN_TASKS)
 			break;
-		if (!can_steal(p, cpu))
-			continue;
 		/* any task may go when stealing for an idle CPU: no weight lookup then */
-		if (gap != BAL_GAP_ANY) {
-			w = task_load_weight(p);
-			if (!balance_may_move(w, gap))
-				continue;
-		}
+		if (!can_steal(p, cpu) ||
+		    (gap != BAL_GAP_ANY && !balance_may_move(task_load_weight(p), gap)))
+			continue;
 		if (rank && gb_steal_rank(p, cpu, victim) < rank)
 			continue;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			/* a balance move: the averages follow the task */
-			if (w)
-				load_avg_moved(victim, cpu, w, scx_bpf_now());
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
-		}
 	}
 	return false;
 }

@@ -12,8 +12,8 @@
  *    a wakeup only; a task whose slice ended keeps its vtime.
  *  - Run time is charged from a timestamp taken when the task starts, so
  *    refilling a running task's slice loses nothing.
- *  - A CPU's load is the sum of the weights of its runnable tasks; its
- *    average over about LOAD_AVG_NS is what balance.bpf.h evens out.
+ *  - A CPU's load is the sum of the weights of its runnable tasks: what
+ *    balance.bpf.h evens out.
  * Called from: ops.enqueue (placement, preemption), ops.running/stopping
  * (charge, clock), ops.runnable/quiescent/set_weight (load).
  *
@@ -60,70 +60,6 @@ static __always_inline u64 cpu_load(s32 cpu)
 	struct cpu_sched *c = cpu_sched(cpu);
 
 	return c ? READ_ONCE(c->load) : 0;
-}
-
-/*
- * The window a CPU's load is averaged over for the balance between busy CPUs
- * (the fair class balances on PELT's ~32 ms half-life). Tasks that block and
- * wake within microseconds (pipes, hackbench) make the instantaneous load
- * mostly noise: pulls across such gaps only add switches.
- */
-#define LOAD_AVG_NS	(32ULL * 1000 * 1000)
-
-/*
- * @c's load average as of @now: the load since the last sample (ops.tick)
- * weighs in by its duration, a first-order step of an exponential average;
- * a CPU unsampled for a window (idle, no tick) has its load as average.
- */
-static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
-{
-	u64 avg = READ_ONCE(c->load_avg), load = READ_ONCE(c->load);
-	u64 dt = now - READ_ONCE(c->avg_at);
-
-	if ((s64)dt <= 0)
-		return avg;
-	if (dt >= LOAD_AVG_NS)
-		return load;
-	if (load > avg)
-		return avg + (load - avg) * dt / LOAD_AVG_NS;
-	return avg - (avg - load) * dt / LOAD_AVG_NS;
-}
-
-static __always_inline u64 cpu_load_avg(s32 cpu, u64 now)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	return c ? load_avg_at(c, now) : 0;
-}
-
-/* Sample @cpu's load into its average (its own tick). */
-static __always_inline void load_avg_sample(s32 cpu, u64 now)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	if (!c)
-		return;
-	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
-	WRITE_ONCE(c->avg_at, now);
-}
-
-/*
- * A task of weight @w moved from @from to @to: its share of the average goes
- * with it at once (as PELT moves a task's own average), else the gap it just
- * closed would stay in the averages for a window and pull again.
- */
-static __always_inline void load_avg_moved(s32 from, s32 to, u64 w, u64 now)
-{
-	struct cpu_sched *f = cpu_sched(from), *t = cpu_sched(to);
-	u64 avg;
-
-	if (!f || !t)
-		return;
-	avg = load_avg_at(f, now);
-	WRITE_ONCE(f->load_avg, avg > w ? avg - w : 0);
-	WRITE_ONCE(f->avg_at, now);
-	WRITE_ONCE(t->load_avg, load_avg_at(t, now) + w);
-	WRITE_ONCE(t->avg_at, now);
 }
 
 static __always_inline bool cpu_released(s32 cpu)

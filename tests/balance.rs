@@ -1,7 +1,6 @@
 //! Balance between busy CPUs (bpf/balance.bpf.h) through BPF_PROG_TEST_RUN: whom to pull from
-//! by weighted load averaged over a window (bpf/vtime.bpf.h), the hysteresis margin, the rate
-//! limit, other LLCs, CPUs taken by RT/DL, and the fork/exec placement on the least-loaded CPU of
-//! the idlest LLC.
+//! by weighted load, the hysteresis margin, the rate limit, other LLCs, CPUs taken by RT/DL,
+//! and the fork/exec placement on the least-loaded CPU of the idlest LLC.
 mod common;
 
 use common::*;
@@ -83,73 +82,6 @@ fn light_cgroup_tasks_balance_too() {
     s.ovl_set(12);
     let p = s.balance_pick(0, 1000 * MS + 8 * INTERVAL);
     assert_eq!((p.victim, p.xllc), (12, 1), "{p:?}");
-}
-
-const WINDOW: u64 = 32 * MS;
-
-#[test]
-fn load_average_follows_the_load_over_its_window() {
-    let t0 = 1000 * MS;
-    let mut s = sis([100; 16]);
-    // unsampled for a window or more: the load itself
-    assert_eq!(s.load_avg(3, t0, 1, 0, 0), 100);
-    s.set_sched(3, |c| c.load = 300);
-    assert_eq!(s.load_avg(3, t0 + WINDOW / 4, 0, 0, 0), 150, "a quarter window of 300 after 100");
-    assert_eq!(s.load_avg(3, t0 + WINDOW / 2, 1, 0, 0), 200, "sampled at half a window");
-    assert_eq!(s.load_avg(3, t0 + WINDOW / 2, 0, 0, 0), 200, "a read does not move it");
-    assert_eq!(s.load_avg(3, t0 + 3 * WINDOW / 2, 0, 0, 0), 300, "a window later: the load");
-    s.set_sched(3, |c| c.load = 0);
-    assert_eq!(s.load_avg(3, t0 + WINDOW, 0, 0, 0), 100, "and down: half a window of 0 after 200");
-}
-
-/// Every CPU sampled at `t` with its present load, as its tick does.
-fn sample_all(s: &mut Sis, t: u64) {
-    for cpu in 0..16 {
-        s.load_avg(cpu, t, 1, 0, 0);
-    }
-}
-
-#[test]
-fn a_transient_load_is_not_pulled_a_lasting_one_is() {
-    let t0 = 1000 * MS;
-    let mut s = sis([200; 16]);
-    sample_all(&mut s, t0);
-    // CPU 5 has 2 tasks more for 1 ms (a burst of wakeups): the average barely moves
-    s.set_sched(5, |c| {
-        c.load = 400;
-        c.nr_runnable = 4;
-    });
-    let p = s.balance_pick(0, t0 + MS);
-    assert_eq!(p.victim, -1, "a 1 ms burst is no imbalance: {p:?}");
-    // the same load for a while (1 - 1/e of it shows after a window, ~95% after 3): pulled
-    let mut t = t0;
-    while t < t0 + 3 * WINDOW {
-        t += 4 * MS;
-        sample_all(&mut s, t);
-    }
-    let p = s.balance_pick(0, t + MS);
-    assert_eq!((p.victim, p.xllc), (5, 0), "{p:?}");
-    assert!(p.gap > 180 && p.gap <= 200, "{p:?}");
-}
-
-#[test]
-fn a_pull_moves_its_share_of_the_average() {
-    let t0 = 1000 * MS;
-    let mut l = [200; 16];
-    l[5] = 400;
-    let mut s = sis(l);
-    sample_all(&mut s, t0);
-    assert_eq!(s.balance_pick(0, t0).victim, 5);
-    // the pull: one nice-0 task from 5 to 0, and the loads follow
-    assert_eq!(s.load_avg(5, t0, 2, 0, 100), 300);
-    assert_eq!(s.load_avg(0, t0, 0, 0, 0), 300);
-    s.set_sched(5, |c| c.load = 300);
-    s.set_sched(0, |c| c.load = 300);
-    // without the move in the averages, 0 would see 400 against 200 and pull again
-    let p = s.balance_pick(0, t0 + INTERVAL);
-    assert_eq!(p.victim, -1, "{p:?}");
-    // an average never goes below 0
-    assert_eq!(s.load_avg(1, t0, 2, 2, 10_000), 0);
 }
 
 #[test]

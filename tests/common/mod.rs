@@ -284,19 +284,6 @@ impl Sis {
         a
     }
 
-    /// `cpu`'s load average as of `now`, after `op`: 0 none, 1 a sample (its tick),
-    /// 2 a balance move of a task of weight `w` from `cpu` to `to`.
-    pub fn load_avg(&mut self, cpu: usize, now: u64, op: i32, to: usize, w: u64) -> u64 {
-        let mut a: BalanceArgs = zeroed();
-        a.cpu = cpu as i32;
-        a.now = now;
-        a.ret = op;
-        a.victim = to as i32;
-        a.weight = w;
-        Self::run(&mut self.skel.progs.test_load_avg, &mut a);
-        a.gap
-    }
-
     pub fn may_move(&mut self, weight: u64, gap: u64) -> bool {
         let mut a: BalanceArgs = zeroed();
         a.weight = weight;
