@@ -10,6 +10,9 @@
  *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
  *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
+ *  - only from a CPU the look before found busiest too: a load is
+ *    instantaneous, and a root task's short run (a nice-0 kworker outweighs
+ *    a whole CPU of cgroup hogs) must not pull hogs away and back again;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -168,14 +171,28 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 }
 
 /*
+ * @victim, found by this look, was found by the previous one (@seen, taken
+ * @since ago, at most four of its @period: slices end at ticks, 10 ms
+ * apart at HZ=100): a gap that lasts. Records @victim as this look's find.
+ */
+static __always_inline bool balance_confirmed(u16 *seen, s32 victim, u64 since, u64 period)
+{
+	bool ok = *seen == (u16)(victim + 1) && since <= 4 * period;
+
+	*seen = victim + 1;
+	return ok;
+}
+
+/*
  * Whom @cpu should pull from now, or -1: rate-limited per CPU. The LLC
- * first; other LLCs only when the LLC has no movable gap.
+ * first; other LLCs only when the LLC has no movable gap. A CPU taken by
+ * RT/DL at once, any other one when two looks in a row find it.
  */
 __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
 	s32 llc = cpu_llc(cpu);
-	u64 my_load;
+	u64 my_load, since, period = balance_every * slice_ns;
 
 	if (!bp)
 		return -1;
@@ -184,21 +201,39 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->gap = 0;
 	if (!balance_on || !c || llc < 0)
 		return -1;
-	if (now - c->last_balance < balance_every * slice_ns)
+	since = now - c->last_balance;
+	if (since < period)
 		return -1;
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
 	my_load = READ_ONCE(c->load);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
-	if (bp->victim >= 0 && (bp->gap == BAL_GAP_ANY || gap_movable(bp->victim, bp->gap)))
+	if (bp->victim >= 0 && bp->gap == BAL_GAP_ANY)
 		return bp->victim;
+	if (bp->victim >= 0 && gap_movable(bp->victim, bp->gap)) {
+		if (balance_confirmed(&c->bal_seen, bp->victim, since, period))
+			return bp->victim;
+		stat_inc(STAT_BALANCE_UNCONFIRMED);
+		bp->victim = -1;
+		return -1;
+	}
+	c->bal_seen = 0;
 	/* a gap too small to move anything across is no pick: a pull would walk for nothing */
 	bp->victim = -1;
 	bp->gap = 0;
-	if (nr_llcs > 1 && now - c->last_xllc >= BAL_XLLC_EVERY * slice_ns) {
+	since = now - c->last_xllc;
+	if (nr_llcs > 1 && since >= BAL_XLLC_EVERY * slice_ns) {
 		c->last_xllc = now;
 		balance_find_xllc(cpu, llc, my_load, bp);
+		if (bp->victim < 0) {
+			c->bal_seen_xllc = 0;
+		} else if (!balance_confirmed(&c->bal_seen_xllc, bp->victim, since,
+					      BAL_XLLC_EVERY * slice_ns)) {
+			stat_inc(STAT_BALANCE_UNCONFIRMED);
+			bp->victim = -1;
+			return -1;
+		}
 	}
 	if (bp->victim >= 0)
 		return bp->victim;

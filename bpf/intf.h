@@ -8,6 +8,7 @@
 
 #ifndef __VMLINUX_H__
 typedef unsigned char u8;
+typedef unsigned short u16;
 typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
@@ -69,7 +70,8 @@ struct cpu_sched {
 	u32 released;		/* taken by a higher class (RT/DL/stop) */
 	u64 last_balance;	/* when this CPU last looked for a busier one */
 	u32 nr_runnable;	/* tasks accounted in load */
-	u32 __pad0;
+	u16 bal_seen;		/* the busier CPU the last LLC look found, + 1; 0: none */
+	u16 bal_seen_xllc;	/* ... the last look across LLCs */
 	u64 last_xllc;		/* ... and when in other LLCs too */
 };
 
@@ -172,6 +174,7 @@ enum sis_stat {
 	STAT_BALANCE_LOOK,		/* busy CPUs' looks for a busier one (rate-limited) */
 	STAT_BALANCE_NO_GAP,		/* ... that found no busier overloaded CPU to pull from */
 	STAT_BALANCE_UNMOVABLE,		/* ... that found one, but no queued task whose move narrows it */
+	STAT_BALANCE_UNCONFIRMED,	/* ... that found one the look before had not: no pull yet */
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */

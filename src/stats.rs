@@ -325,6 +325,7 @@ counter_fields! {
     balance_looks = sis_stat_STAT_BALANCE_LOOK: "Busy CPUs' looks for a busier CPU at a slice end (rate-limited)",
     balance_no_gap = sis_stat_STAT_BALANCE_NO_GAP: "Balance looks that found no load gap worth a move",
     balance_unmovable = sis_stat_STAT_BALANCE_UNMOVABLE: "Balance looks with a gap but no queued task whose move narrows it",
+    balance_unconfirmed = sis_stat_STAT_BALANCE_UNCONFIRMED: "Balance looks whose busier CPU the look before had not found (a gap that may not last): no pull yet",
     fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
     released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
@@ -393,13 +394,14 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {}) | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
+            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.balance_pulls,
             self.balance_pulls_xllc,
             self.balance_looks,
             self.balance_no_gap,
             self.balance_unmovable,
+            self.balance_unconfirmed,
             self.fork_least_loaded,
             self.released_redirects,
             self.idle_reconciled,

@@ -1,6 +1,6 @@
 //! Balance between busy CPUs (bpf/balance.bpf.h) through BPF_PROG_TEST_RUN: whom to pull from
-//! by weighted load, the hysteresis margin, the rate limit, other LLCs, CPUs taken by RT/DL,
-//! and the fork/exec placement on the least-loaded CPU of the idlest LLC.
+//! by weighted load, the hysteresis margin, the rate limit, a gap that must last to the next
+//! look, other LLCs, CPUs taken by RT/DL, and the fork/exec placement on the least-loaded CPU of the idlest LLC.
 mod common;
 
 use common::*;
@@ -44,11 +44,43 @@ fn pulls_from_the_busiest_cpu_of_the_llc() {
     l[2] = 200;
     l[5] = 300;
     let mut s = sis(l);
-    let p = s.balance_pick(0, 1000 * MS);
-    assert_eq!((p.victim, p.xllc, p.gap), (5, 0, 200));
-    // rate-limited: not again within the interval, again after it
+    // a first find is no pull yet: the gap must last to the next look
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1);
+    // rate-limited: no look within the interval
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL / 2).victim, -1);
-    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, 5);
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
+    assert_eq!((p.victim, p.xllc, p.gap), (5, 0, 200));
+    // and again at every look while it lasts
+    assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, 5);
+}
+
+#[test]
+fn a_gap_must_last_to_the_next_look() {
+    // cg-wide: a nice-0 root task's short run on a CPU of cgroup hogs (37.5 + 2 x 6.25) made it
+    // the busiest for a moment; pulling a hog for it moved hogs away and back all run long
+    let mut l = [100; 16];
+    l[5] = 300;
+    let mut s = sis(l);
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    // CPU 5's load was a blip: gone by the next look, and CPU 2 is the busier one now
+    s.set_sched(5, |c| c.load = 100);
+    s.set_sched(2, |c| {
+        c.load = 300;
+        c.nr_runnable = 3;
+    });
+    s.ovl_set(2);
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1, "CPU 2 was not found before");
+    assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, 2);
+    // a find more than 4 intervals old confirms nothing
+    assert_eq!(s.balance_pick(0, 1000 * MS + 7 * INTERVAL).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 8 * INTERVAL).victim, 2);
+    // a look with no gap forgets the find
+    s.set_sched(2, |c| c.load = 100);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 9 * INTERVAL).victim, -1);
+    s.set_sched(2, |c| c.load = 300);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 10 * INTERVAL).victim, -1, "found anew");
+    assert_eq!(s.balance_pick(0, 1000 * MS + 11 * INTERVAL).victim, 2);
+    assert_eq!(s.stat(sis_stat_STAT_BALANCE_UNCONFIRMED), 4);
 }
 
 #[test]
@@ -67,11 +99,12 @@ fn light_cgroup_tasks_balance_too() {
         c.nr_runnable = 4;
     });
     s.ovl_set(5);
-    let p = s.balance_pick(0, 1000 * MS);
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
     assert_eq!((p.victim, p.gap), (5, 50), "4 tasks of mean weight 25 across a gap of 50");
     // within the margin of the victim's mean weight: stays
     s.set_sched(5, |c| c.load = 60);
-    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, -1);
     // the other LLC, by the same measure
     s.set_sched(5, |c| c.load = 50);
     s.ovl_clear(5);
@@ -80,7 +113,8 @@ fn light_cgroup_tasks_balance_too() {
         c.nr_runnable = 4;
     });
     s.ovl_set(12);
-    let p = s.balance_pick(0, 1000 * MS + 8 * INTERVAL);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 8 * INTERVAL).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + 12 * INTERVAL);
     assert_eq!((p.victim, p.xllc), (12, 1), "{p:?}");
 }
 
@@ -96,12 +130,12 @@ fn other_llc_when_the_own_one_is_even() {
     let mut l = [100; 16];
     l[9] = 400;
     let mut s = sis(l);
-    let p = s.balance_pick(0, 1000 * MS);
-    // CPU gap 300, LLC gap 1100 - 800 = 300
-    assert_eq!((p.victim, p.xllc, p.gap), (9, 1, 300));
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
     // cross-LLC looks are rarer: within BAL_XLLC_EVERY intervals, only the LLC is looked at
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1);
-    assert_eq!(s.balance_pick(0, 1000 * MS + 4 * INTERVAL).victim, 9);
+    let p = s.balance_pick(0, 1000 * MS + 4 * INTERVAL);
+    // CPU gap 300, LLC gap 1100 - 800 = 300
+    assert_eq!((p.victim, p.xllc, p.gap), (9, 1, 300));
 }
 
 #[test]
