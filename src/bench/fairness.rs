@@ -487,7 +487,7 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
 }
 
 /// The counters that show what a CPU's slice ends did (stats.rs has their meaning).
-const BALANCE_COUNTERS: [(&str, u32); 8] = {
+const BALANCE_COUNTERS: [(&str, u32); 9] = {
     use crate::bpf_intf::*;
     [
         ("keep_prev", sis_stat_STAT_KEEP_PREV),
@@ -495,6 +495,7 @@ const BALANCE_COUNTERS: [(&str, u32); 8] = {
         ("look", sis_stat_STAT_BALANCE_LOOK),
         ("no_gap", sis_stat_STAT_BALANCE_NO_GAP),
         ("unmovable", sis_stat_STAT_BALANCE_UNMOVABLE),
+        ("unconfirmed", sis_stat_STAT_BALANCE_UNCONFIRMED),
         ("pull", sis_stat_STAT_BALANCE_PULL),
         ("pull_xllc", sis_stat_STAT_BALANCE_PULL_XLLC),
         ("steal", sis_stat_STAT_STEAL_SUCCESS),
