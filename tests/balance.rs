@@ -1,6 +1,7 @@
 //! Balance between busy CPUs (bpf/balance.bpf.h) through BPF_PROG_TEST_RUN: whom to pull from
 //! by weighted load, the hysteresis margin, the rate limit, a gap that must last to the next
-//! look, other LLCs, CPUs taken by RT/DL, and the fork/exec placement on the least-loaded CPU of the idlest LLC.
+//! look, other LLCs, CPUs taken by RT/DL, and the fork/exec placement on the least-loaded CPU
+//! of the idlest LLC.
 mod common;
 
 use common::*;

@@ -21,9 +21,9 @@
 # the averaged figures (2.97 / 0.96 / 2.7%).
 #  - gb-wide: cg-wide's load with the two cgroups as groups of the group balancer
 #    (--gb-parent), settled on distinct partitions: cpu.weight must hold across partitions too,
-#    asserted like cg-wide. The balancer's swaps once
-#    traded a 300-weight task for a 100-weight one and gave 1.25-2.00 (BENCHMARKS.md 2026-11-24,
-#    session 17); since, 2.36-2.91 in single runs, one CI run on 7.3 at 2.36 beside EEVDF's 2.28.
+#    asserted like cg-wide. The balancer's swaps once traded a 300-weight task for a 100-weight
+#    one and gave 1.25-2.00 (BENCHMARKS.md 2026-11-24, session 17); since, 2.36-2.91 in single
+#    runs, one CI run on 7.3 at 2.36 beside EEVDF's 2.28.
 #    The mean of 2 runs is asserted.
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
 # 40 rounds: scx_sis stays attached, clean kernel log.
