@@ -44,6 +44,7 @@ cleanup() {
   [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null
   [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null
   for c in $late $hp_cpus; do online "$c" 1 2>/dev/null; done
+  [ -n "${SCHED_OUT_DIR:-}" ] && cp "$SCHED_OUT_DIR"/* "$SCX_SIS_OUT"/ 2>/dev/null
 }
 trap cleanup EXIT
 kmsg_mark
@@ -268,9 +269,13 @@ for i in $(seq 100); do hog_pids=$(pgrep -P "$spid" | paste -sd ' '); [ "$(wc -w
 check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
 # n_fair: how many hogs the fair class runs (ext.enabled 0, SCHED_OTHER)
 n_fair() { local p n=0; for p in $hog_pids; do [ "$(on_ext "$p")/$(proc_sched "$p" policy)" = 0/0 ] && n=$((n + 1)); done; echo $n; }
-# -v writes ~2800 libbpf lines, one 9p write each: beside the hogs its attach took 80-140 s
-# (BENCHMARKS.md, session 21) and once over 120 s; this start is about -v, not attach speed
+# -v writes ~2800 libbpf lines, each a write: to the shared target/ (9p) that took 80-140 s
+# beside the hogs (BENCHMARKS.md, session 21), so the output goes to the guest's /tmp (tmpfs)
+# and is copied to $SCX_SIS_OUT below; this start is about -v, not attach speed
+SCHED_OUT_DIR=$(mktemp -d)
+log "-v output in $SCHED_OUT_DIR ($(stat -f -c %T "$SCHED_OUT_DIR"))"
 ATTACH_TMO=300 start_sched -v --exit-dump-len 32768 || { fail "scx_sis -v did not attach"; finish; exit 1; }
+log "-v attach took ${ATTACH_S}s"
 # libbpf_to_log (src/main.rs) sends libbpf's debug output to debug!; the loader logs its ops setup
 check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')" \
   grep -qE "^\[DEBUG\] libbpf: map '[^']+': created successfully" "$SCHED_OUT"

@@ -78,12 +78,12 @@ wait_state() {
 }
 
 # start_sched [ARGS...]: start scx_sis in the background (at nice $SCHED_NICE if set) and wait until attached.
-# Sets SCHED_PID, SCHED_OUT (stdout+stderr file), ATTACH_S. Returns non-zero (and prints why)
-# if it does not reach state enabled with ops scx_sis within $ATTACH_TMO s.
+# Sets SCHED_PID, SCHED_OUT (stdout+stderr file, in $SCHED_OUT_DIR if set), ATTACH_S. Returns
+# non-zero (and prints why) if it does not reach state enabled with ops scx_sis within $ATTACH_TMO s.
 SCHED_N=0
 start_sched() {
   SCHED_N=$((SCHED_N + 1))
-  SCHED_OUT="$SCX_SIS_OUT/$TEST_NAME-sched-$SCHED_N.out"
+  SCHED_OUT="${SCHED_OUT_DIR:-$SCX_SIS_OUT}/$TEST_NAME-sched-$SCHED_N.out"
   ${SCHED_NICE:+nice -n "$SCHED_NICE"} "$SCX_SIS" "$@" >"$SCHED_OUT" 2>&1 &
   SCHED_PID=$!
   wait_state enabled "$ATTACH_TMO" "$SCHED_PID"
