@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# prof: a diagnostic, not in the suite. hackbench -p -g PROF_GROUPS (16) under EEVDF, then under
+# prof: a diagnostic, not in the suite. hackbench -p -g PROF_GROUPS (16), or the shell command
+# PROF_CMD (e.g. 'tbench_srv & s=$!; sleep 1; tbench -t 10 1 127.0.0.1; kill $s'), under EEVDF, then under
 # each of PROF_CONFS ('|'-separated; each "[/abs/scx_sis] [FLAGS]", default: scx_sis and
 # scx_sis --no-balance), then EEVDF again: wall time, context switches (/proc/stat ctxt), and
 # each scx_sis BPF program's run count and run time (kernel.bpf_stats_enabled; guest time, which
@@ -11,13 +12,18 @@ source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap cleanup_sched EXIT
 G=${PROF_GROUPS:-16}
+CMD=${PROF_CMD:-hackbench -p -g $G -l 100}
+rm -f "$SCX_SIS_OUT/prof-cmd.out"
 ctxt() { awk '/^ctxt/{print $2}' /proc/stat; }
-# hackbench's own voluntary (blocked) and involuntary (preempted, slice ended) switches: its
-# children's rusage; few voluntary switches means big batches per run
+# the command's own voluntary (blocked) and involuntary (preempted, slice ended) switches: its
+# children's rusage; for hackbench, few voluntary switches means big batches per run
 hb() { local t0=$EPOCHREALTIME c0 ru; c0=$(ctxt)
-  ru=$(python3 -c 'import resource,subprocess,sys; subprocess.run(["hackbench","-p","-g",sys.argv[1],"-l","100"],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL); r=resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_nvcsw, r.ru_nivcsw)' "$G")
-  awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" -v r="$ru" 'BEGIN{split(r,x," "); printf "%.2f s, %d context switches (hackbench: %d voluntary, %d involuntary)", b-a, c, x[1], x[2]}'; }
-log "EEVDF hackbench -g $G: $(hb)"
+  ru=$(python3 -c 'import resource,subprocess,sys; subprocess.run(["bash","-c",sys.argv[1]],stdout=open(sys.argv[2],"a"),stderr=subprocess.STDOUT); r=resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_nvcsw, r.ru_nivcsw)' "$CMD" "$SCX_SIS_OUT/prof-cmd.out")
+  awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" -v r="$ru" 'BEGIN{split(r,x," "); printf "%.2f s, %d context switches (the command: %d voluntary, %d involuntary)", b-a, c, x[1], x[2]}'; }
+# a throughput line of the command, if it prints one (tbench: "Throughput N MB/sec")
+tput() { grep -o 'Throughput [0-9.]* MB/sec' "$SCX_SIS_OUT/prof-cmd.out" | tail -n 1; }
+log "command: $CMD"
+log "EEVDF: $(hb) $(tput)"
 IFS='|' read -r -a CONFS <<<"${PROF_CONFS:-|--no-balance}"
 for flags in "${CONFS[@]}"; do
   bin=$SCX_SIS
@@ -28,7 +34,7 @@ for flags in "${CONFS[@]}"; do
   t=$(hb)
   bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-1.json"
   sysctl -qw kernel.bpf_stats_enabled=0
-  pass "$bin $flags hackbench -g $G: $t"
+  pass "$bin $flags: $t $(tput)"
   python3 - "$SCX_SIS_OUT" "$$" <<'PY'
 import json, os, sys
 a={p['id']:p for p in json.load(open(os.path.join(sys.argv[1], 'prof-%s-0.json' % sys.argv[2])))}
@@ -44,8 +50,8 @@ for t,n,name in sorted(rows,reverse=True):
 print(f"  TOTAL BPF {tot/1e9:.3f} s")
 PY
   stop_sched
-  # where the switches come from: scx_sis's own counters over the attach (hackbench is most of it)
+  # where the switches come from: scx_sis's own counters over the attach (the command is most of it)
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_affine","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
 done
-log "EEVDF hackbench -g $G: $(hb)"
+log "EEVDF: $(hb) $(tput)"
 finish
