@@ -270,8 +270,8 @@ check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
 # n_fair: how many hogs the fair class runs (ext.enabled 0, SCHED_OTHER)
 n_fair() { local p n=0; for p in $hog_pids; do [ "$(on_ext "$p")/$(proc_sched "$p" policy)" = 0/0 ] && n=$((n + 1)); done; echo $n; }
 # -v writes ~2800 libbpf lines, each a write: to the shared target/ (9p) that took 80-140 s
-# beside the hogs (BENCHMARKS.md, session 21), so the output goes to the guest's /tmp (tmpfs)
-# and is copied to $SCX_SIS_OUT below; this start is about -v, not attach speed
+# beside the hogs (BENCHMARKS.md, session 21), so the output goes to the guest's own /tmp (not
+# 9p) and cleanup copies it to $SCX_SIS_OUT; this start is about -v, not attach speed
 SCHED_OUT_DIR=$(mktemp -d)
 log "-v output in $SCHED_OUT_DIR ($(stat -f -c %T "$SCHED_OUT_DIR"))"
 ATTACH_TMO=300 start_sched -v --exit-dump-len 32768 || { fail "scx_sis -v did not attach"; finish; exit 1; }

@@ -17,13 +17,13 @@ rm -f "$SCX_SIS_OUT/prof-cmd.out"
 ctxt() { awk '/^ctxt/{print $2}' /proc/stat; }
 # the command's own voluntary (blocked) and involuntary (preempted, slice ended) switches: its
 # children's rusage; for hackbench, few voluntary switches means big batches per run
-hb() { local t0=$EPOCHREALTIME c0 ru; c0=$(ctxt)
+run_cmd() { local t0=$EPOCHREALTIME c0 ru; c0=$(ctxt)
   ru=$(python3 -c 'import resource,subprocess,sys; subprocess.run(["bash","-c",sys.argv[1]],stdout=open(sys.argv[2],"a"),stderr=subprocess.STDOUT); r=resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_nvcsw, r.ru_nivcsw)' "$CMD" "$SCX_SIS_OUT/prof-cmd.out")
   awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="$(( $(ctxt) - c0 ))" -v r="$ru" 'BEGIN{split(r,x," "); printf "%.2f s, %d context switches (the command: %d voluntary, %d involuntary)", b-a, c, x[1], x[2]}'; }
 # a throughput line of the command, if it prints one (tbench: "Throughput N MB/sec")
-tput() { grep -o 'Throughput [0-9.]* MB/sec' "$SCX_SIS_OUT/prof-cmd.out" | tail -n 1; }
+throughput() { grep -o 'Throughput [0-9.]* MB/sec' "$SCX_SIS_OUT/prof-cmd.out" | tail -n 1; }
 log "command: $CMD"
-log "EEVDF: $(hb) $(tput)"
+log "EEVDF: $(run_cmd) $(throughput)"
 IFS='|' read -r -a CONFS <<<"${PROF_CONFS:-|--no-balance}"
 for flags in "${CONFS[@]}"; do
   bin=$SCX_SIS
@@ -31,10 +31,10 @@ for flags in "${CONFS[@]}"; do
   SCX_SIS=$bin start_sched $flags --stats-out "$SCX_SIS_OUT/prof-$$-stats.json" || continue
   sysctl -qw kernel.bpf_stats_enabled=1
   bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-0.json"
-  t=$(hb)
+  t=$(run_cmd)
   bpftool prog show -j > "$SCX_SIS_OUT/prof-$$-1.json"
   sysctl -qw kernel.bpf_stats_enabled=0
-  pass "$bin $flags: $t $(tput)"
+  pass "$bin $flags: $t $(throughput)"
   python3 - "$SCX_SIS_OUT" "$$" <<'PY'
 import json, os, sys
 a={p['id']:p for p in json.load(open(os.path.join(sys.argv[1], 'prof-%s-0.json' % sys.argv[2])))}
@@ -53,5 +53,5 @@ PY
   # where the switches come from: scx_sis's own counters over the attach (the command is most of it)
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_affine","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
 done
-log "EEVDF: $(hb) $(tput)"
+log "EEVDF: $(run_cmd) $(throughput)"
 finish
