@@ -350,11 +350,31 @@ static __always_inline s32 enqueue_cpu(struct task_struct *p)
 	return alt;
 }
 
+/* vtime of the first task of DSQ @dsq (vtime order), if any */
+static __always_inline bool dsq_head_vtime(u64 dsq, u64 *vtime)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		*vtime = p->scx.dsq_vtime;
+		return true;
+	}
+	return false;
+}
+
+/* @vtime would be first in @cpu's DSQ: nothing queued there is owed more */
+static __always_inline bool dsq_first_by_vtime(s32 cpu, u64 vtime)
+{
+	u64 head;
+
+	return !dsq_head_vtime(cpu, &head) || vtime_before(vtime, head);
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false, affine = false;
+	bool gb_kick = false, affine = false, sync_placed = false, owed;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -375,7 +395,27 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->new_task = 0;
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
+		sync_placed = tctx->sync_placed;
+		tctx->sync_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
+	}
+	/*
+	 * A woken or new task owed time runs soon, not after every queued hog;
+	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
+	 */
+	owed = (wakeup || new || kthread) && !affine &&
+	       vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns());
+	/*
+	 * Owed time on its own CPU, and first in line there: straight to that
+	 * CPU's local DSQ, preempting as it goes in. A kick would first take
+	 * an irq_work round trip (an IPI to self for a local wakeup) before
+	 * the switch: time in which the wakee does not run.
+	 */
+	if (owed && !gb_kick && cpu == scx_bpf_task_cpu(p) && dsq_first_by_vtime(cpu, vtime)) {
+		stat_inc(STAT_PREEMPT_KICK);
+		p->scx.dsq_vtime = vtime;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
+		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, cpu, slice_ns, vtime, enq_flags);
 	if (gb_kick)
@@ -394,12 +434,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (cpu != this)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	/*
-	 * A woken or new task owed time runs soon, not after every queued hog;
-	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
-	 */
-	if ((wakeup || new || kthread) && !affine &&
-	    vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns())) {
+	if (owed) {
 		stat_inc(STAT_PREEMPT_KICK);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}
@@ -407,25 +442,12 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * It waits behind a running task: overloaded, and worth an idle stealer,
 	 * unless it was placed on its waker's CPU that is about to idle.
 	 */
-	if (tctx && tctx->sync_placed) {
-		tctx->sync_placed = 0;
+	if (sync_placed) {
 		overload_set(cpu);
 		return;
 	}
 	if (overload_set(cpu))
 		steal_kick(cpu_llc(cpu), cpu);
-}
-
-/* vtime of the first task of DSQ @dsq (vtime order), if any */
-static __always_inline bool dsq_head_vtime(u64 dsq, u64 *vtime)
-{
-	struct task_struct *p;
-
-	bpf_for_each(scx_dsq, p, dsq, 0) {
-		*vtime = p->scx.dsq_vtime;
-		return true;
-	}
-	return false;
 }
 
 /*

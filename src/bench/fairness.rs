@@ -643,17 +643,32 @@ pub fn fork_goes_on(n: u64, t: f64, secs: f64) -> bool {
     (t < secs || n < FORK_MIN_OPS) && t < FORK_CAP * secs
 }
 
-/// 50 ms nanosleeps for `secs`: (completed, elapsed seconds at the last completion).
-fn sleep_loop(secs: f64) -> (u64, f64) {
+/// 50 ms nanosleeps for `secs`: (completed, elapsed seconds at the last completion), and each
+/// sleep's overshoot past 50 ms (timer slack plus the wait for a CPU once woken), in ms.
+fn sleep_loop(secs: f64) -> (u64, f64, Vec<f64>) {
     let t0 = Instant::now();
     let mut n = 0u64;
     let mut t = 0.0;
+    let mut over = Vec::new();
     while t < secs {
+        let s = Instant::now();
         std::thread::sleep(Duration::from_millis(SLEEP_MS));
+        over.push(s.elapsed().as_secs_f64() * 1e3 - SLEEP_MS as f64);
         n += 1;
         t = t0.elapsed().as_secs_f64();
     }
-    (n, t)
+    (n, t, over)
+}
+
+/// "p50 X p90 Y max Z" of `v` (ms), or "-" when empty.
+fn overshoot_summary(v: &[f64]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    format!("p50 {:.1} p90 {:.1} max {:.1}", at(0.5), at(0.9), at(1.0))
 }
 
 fn usage(msg: String) -> anyhow::Error {
@@ -735,7 +750,11 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     let t0 = Instant::now();
     let loop_result = match a.case {
         Case::Fork => Some(fork_loop(a.secs)?),
-        Case::Sleep => Some(sleep_loop(a.secs)),
+        Case::Sleep => {
+            let (n, t, over) = sleep_loop(a.secs);
+            println!("sleep overshoot past {SLEEP_MS} ms (ms): {}", overshoot_summary(&over));
+            Some((n, t))
+        }
         _ => {
             watch_placement(&hogs, a.secs);
             None
@@ -821,6 +840,14 @@ mod tests {
 
     fn scale(quick: bool, duration_s: Option<u32>) -> Scale {
         Scale { nproc: 8, quick, hackbench_groups: None, hackbench_loops: None, duration_s }
+    }
+
+    #[test]
+    fn overshoot_percentiles() {
+        assert_eq!(overshoot_summary(&[]), "-");
+        let v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        // nearest rank on the sorted values: p50 of 1..=10 is the 6th (index 4.5 rounds to 5)
+        assert_eq!(overshoot_summary(&v), "p50 6.0 p90 9.0 max 10.0");
     }
 
     #[test]

@@ -23,9 +23,11 @@
 #    completed 50 ms sleeps per second at least SLEEP_MIN_FRAC of EEVDF's (fork: FORK_MIN_FRAC).
 #    fair-sleep is the mean of SLEEP_RUNS interleaved runs: one 3 s run varies by +-5% under
 #    either scheduler (2026-11-24, 4 runs each: EEVDF 17.2-17.7/s, scx_sis 15.6-17.7/s), and CI
-#    once failed on a single run at 87%. Its bound is SLEEP_MIN_FRAC: on 6.12 scx_sis averaged
-#    3-10% below EEVDF over 3-6 runs (BENCHMARKS.md), on 7.3 level; issue 8's target (>= EEVDF)
-#    is printed. Sleepers queued behind hogs got about half EEVDF's rate before issue 8.
+#    once failed on a single run at 87%. Its bound is SLEEP_MIN_FRAC; issue 8's target (>= EEVDF)
+#    is printed. Sleepers queued behind hogs got about half EEVDF's rate before issue 8; with the
+#    wakeup preemption through a kick, 9-15% less than EEVDF over 6 runs (CI failed once at 82%
+#    of it, 3 runs); with the wakee inserted into its CPU's local DSQ preempting, 3-5% more
+#    (2026-11-26, BENCHMARKS.md). Each run's sleep overshoot (p50/p90/max) is in its raw output.
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
 # targets). Nothing is left attached; clean kernel log.
 # env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3), FAIR_FORK_SECS (8),
