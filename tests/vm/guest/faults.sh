@@ -15,9 +15,9 @@
 #     ("8 CPUs") and a spinner pinned to cpu5 runs there under scx_sis; then CPUs of both LLCs
 #     go offline and online one by one (HOTPLUG_CPUS), HOTPLUG_ROUNDS times over: each step is
 #     one restart of the same process with the new CPU count.
-#  5. kernel ejection: under EJECT_HOGS stress-ng cpu hogs, scx_sis -v --exit-dump-len 32768
-#     logs libbpf's and the loader's debug lines; `scx_sis set inject-error=2` is refused (exit
-#     2), `inject-error=1` (hidden test knob: scx_bpf_error from ops.tick) makes the kernel eject
+#  5. kernel ejection: scx_sis -v --exit-dump-len 32768 logs libbpf's and the loader's debug
+#     lines; then, under EJECT_HOGS stress-ng cpu hogs, `scx_sis set inject-error=2` is refused
+#     (exit 2), `inject-error=1` (hidden test knob: scx_bpf_error from ops.tick) makes the kernel eject
 #     it: state disabled, the loader prints the dump (<= 32768 bytes, its header and CPU states)
 #     and 'EXIT: scx_bpf_error (<message>)', exits 1 without restarting; the hogs run on under
 #     fair. The final kernel-log check skips that one injected ejection (DMESG_INJECTED).
@@ -54,21 +54,22 @@ kmsg_mark
 
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/faults-progress.pids"; rm -f "$pidfile"
-# 10% busy each: with 20%, 8 workers spinning by the clock asked more than the one host thread
-# that emulates all vCPUs has, and every (re)start took 15-30 s
-"$PROGRESS_BIN" "$NPROC" "$pidfile" 1000 9000 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
+# 5% busy each, woken 100 times a second: guest time is host time under TCG, and 8 workers
+# spinning by the clock take the one host thread that emulates all vCPUs from every (re)start
+# (at 20% each took 15-30 s; hotswap's attaches at 10%: 28-50 s, idle 10-12 s)
+"$PROGRESS_BIN" "$NPROC" "$pidfile" 500 9500 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
 wpid=$!
 for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 workers=$(cat "$pidfile")
 check_eq "progress workers started" "$(wc -l <"$pidfile")" "$NPROC"
 # n_ext [PIDS]: how many of PIDS (default: the workers) the sched_ext class runs
 n_ext() { local p n=0; for p in ${1:-$workers}; do [ "$(on_ext "$p")" = 1 ] && n=$((n + 1)); done; echo $n; }
-# n_ran PIDS: how many of PIDS run > 20 ms over the next second (alive and scheduled)
+# n_ran PIDS [MS=20]: how many of PIDS run > MS ms over the next second (alive and scheduled)
 n_ran() {
-  local p n=0; local -A r0
+  local p n=0 min=${2:-20}; local -A r0
   for p in $1; do proc_runtime_ms "$p" && r0[$p]=$RUNTIME_MS; done
   snooze 1
-  for p in $1; do proc_runtime_ms "$p" && [ "$RUNTIME_MS" -gt $(( ${r0[$p]:-0} + 20 )) ] && n=$((n + 1)); done
+  for p in $1; do proc_runtime_ms "$p" && [ "$RUNTIME_MS" -gt $(( ${r0[$p]:-0} + min )) ] && n=$((n + 1)); done
   echo $n
 }
 
@@ -84,7 +85,8 @@ else fail "state $(sched_state) ${WAITED}s after SIGKILL"; fi
 wait "$killed"; check_eq "loader exit status" "$?" 137
 SCHED_PID=""
 check_eq "workers on sched_ext after the SIGKILL" "$(n_ext)" 0
-check_eq "workers that ran > 20 ms in 1 s under fair" "$(n_ran "$workers")" "$NPROC"
+# a worker asks 50 ms a second (500 us per 10 ms cycle), less when its timer is late
+check_eq "workers that ran > 10 ms in 1 s under fair" "$(n_ran "$workers" 10)" "$NPROC"
 JSON="$SCX_SIS_OUT/faults-ovl.json"; rm -f "$JSON"
 if start_sched --stats-out "$JSON"; then pass "a new scx_sis attached right after (${ATTACH_S}s)"
 else fail "no new scx_sis after the SIGKILL"; finish; exit 1; fi
@@ -208,7 +210,8 @@ check_eq "after the fork storm: state/enable_seq" "$(sched_state)/$(enable_seq)"
 check "after the fork storm: the same scx_sis" kill -0 "$SCHED_PID"
 stop_sched INT || fail "no clean detach after the fork storm"
 check_eq "exit code" "$SCHED_RC" 0
-sets=$(stat_of "$JSON" overload_sets) clears=$(stat_of "$JSON" overload_clears) left=$(stat_of "$JSON" overloaded)
+stats_load "$JSON" || fail "--stats-out JSON unreadable"
+sets=${STATS[overload_sets]:-0} clears=${STATS[overload_clears]:-0} left=${STATS[overloaded]:-}
 check_eq "overload_sets - overload_clears ($sets - $clears) = bits left set" "$((sets - clears))" "${left:-?}"
 
 # ---- 4. CPU hotplug ----
@@ -265,15 +268,8 @@ else fail "no max_gap_ms from the workload: $(cat "$SCX_SIS_OUT/faults-progress.
 # ---- 5. kernel ejection (scx_bpf_error) ----
 inj_msg="error injected by scx_sis set inject-error=1 (a test of the exit path)"
 emark="scx_sis-test: faults ejection $$-$RANDOM"; echo "$emark" > /dev/kmsg
-# the hogs keep ops.tick running (it reads the knob) and give the dump tasks to show
-stress-ng -c "$hogs" --timeout 600 --temp-path /tmp >"$SCX_SIS_OUT/faults-eject-stress.out" 2>&1 &
-spid=$!
-for i in $(seq 100); do hog_pids=$(pgrep -P "$spid" | paste -sd ' '); [ "$(wc -w <<<"$hog_pids")" -ge "$hogs" ] && break; snooze 0.1; done
-check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
-# n_fair: how many hogs the fair class runs (ext.enabled 0, SCHED_OTHER)
-n_fair() { local p n=0; for p in $hog_pids; do [ "$(on_ext "$p")/$(proc_sched "$p" policy)" = 0/0 ] && n=$((n + 1)); done; echo $n; }
 # -v writes ~2800 libbpf lines, each a write: to the shared target/ (9p) that took 80-140 s
-# beside the hogs (BENCHMARKS.md, session 21), so the output goes to the guest's own /tmp (not
+# beside 4 hogs (BENCHMARKS.md, session 21), so the output goes to the guest's own /tmp (not
 # 9p) and cleanup copies it to $SCX_SIS_OUT; this start is about -v, not attach speed
 SCHED_OUT_DIR=$(mktemp -d)
 log "-v output in $SCHED_OUT_DIR ($(stat -f -c %T "$SCHED_OUT_DIR"))"
@@ -284,6 +280,14 @@ check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')"
   grep -qE "^\[DEBUG\] libbpf: map '[^']+': created successfully" "$SCHED_OUT"
 check "-v: loader debug line ('[DEBUG] ops.flags ...; exit_dump_len 32768')" \
   grep -qE '^\[DEBUG\] ops\.flags 0x[0-9a-f]+: .*; exit_dump_len 32768$' "$SCHED_OUT"
+# the hogs keep ops.tick running (it reads the knob) and give the dump tasks to show; started
+# once attached: beside them the -v attach took 34-62 s, and it is not what this phase checks
+stress-ng -c "$hogs" --timeout 600 --temp-path /tmp >"$SCX_SIS_OUT/faults-eject-stress.out" 2>&1 &
+spid=$!
+for i in $(seq 100); do hog_pids=$(pgrep -P "$spid" | paste -sd ' '); [ "$(wc -w <<<"$hog_pids")" -ge "$hogs" ] && break; snooze 0.1; done
+check_eq "stress-ng cpu hogs started" "$(wc -w <<<"$hog_pids")" "$hogs"
+# n_fair: how many hogs the fair class runs (ext.enabled 0, SCHED_OTHER)
+n_fair() { local p n=0; for p in $hog_pids; do [ "$(on_ext "$p")/$(proc_sched "$p" policy)" = 0/0 ] && n=$((n + 1)); done; echo $n; }
 sleep 1
 check_eq "hogs on sched_ext" "$(n_ext "$hog_pids")" "$hogs"
 err=$("$SCX_SIS" set inject-error=2 2>&1 >/dev/null); rc=$?

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # hotswap: with a progress-counting workload on all CPUs, attach/detach scx_sis 6 times
-# (each cycle takes 25-40 s under TCG, start-up and the verifier sharing a host thread with 8
-# vCPUs: 10 took 5-6 min per kernel in CI; HOTSWAP_CYCLES=100 is the long mode).
+# (each cycle takes tens of seconds under TCG, start-up and the verifier sharing a host thread
+# with 8 vCPUs: 10 took 5-6 min per kernel in CI; HOTSWAP_CYCLES=100 is the long mode).
 # Asserts: enable_seq grew by exactly the cycle count, every cycle attached and detached,
 # the workload's max gap between progress stamps < 1 s, all workers alive, kernel log clean.
 # env: SCX_SIS, HOTSWAP_CYCLES (6), HOTSWAP_HOLD (1 s attached per cycle), HOTSWAP_MAX_GAP_MS,
-#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 1000/9000 = 10% busy;
-#      at 20% each attach took 25-43 s in CI: 8 workers spinning by the clock asked more than the
-#      one host thread that emulates all vCPUs has, and the loader and verifier waited; SLEEP_US=0,
-#      pure spinners, makes each attach ~8x slower still).
+#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 500/9500 = 5% busy,
+#      each worker still woken 100 times a second. Guest time is host time under TCG and one host
+#      thread emulates all 8 vCPUs, so spinning by the clock takes that thread from the loader
+#      and verifier: at 20% each attach took 25-43 s in CI, at 10% 28-50 s (2026-11-26), idle
+#      10-12 s; SLEEP_US=0, pure spinners, makes each attach ~8x slower still).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 cycles=${HOTSWAP_CYCLES:-6}
@@ -20,7 +21,7 @@ trap 'cleanup_sched; [ -n "$wpid" ] && kill -TERM $wpid 2>/dev/null' EXIT
 kmsg_mark
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/hotswap-progress.pids"; rm -f "$pidfile"
-spin_us=${HOTSWAP_SPIN_US:-1000} sleep_us=${HOTSWAP_SLEEP_US:-9000}
+spin_us=${HOTSWAP_SPIN_US:-500} sleep_us=${HOTSWAP_SLEEP_US:-9500}
 log "workload: $NPROC workers, spin ${spin_us}us / sleep ${sleep_us}us"
 "$PROGRESS_BIN" "$NPROC" "$pidfile" "$spin_us" "$sleep_us" >"$SCX_SIS_OUT/hotswap-progress.out" 2>&1 &
 wpid=$!

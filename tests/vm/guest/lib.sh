@@ -27,29 +27,37 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo "${t:0:${#t}-3}"; }
 ts_ms() { local t=${1/./}; echo "$t"; }
 # elapsed seconds (1 decimal) since a `ts` value
 since() { local d=$(( $(now_ms) - $(ts_ms "$1") )); echo "$((d / 1000)).$(( (d % 1000) / 100 ))"; }
-log() { echo "[$TEST_NAME] $*"; }
-pass() { N_PASS=$((N_PASS + 1)); echo "PASS $TEST_NAME: $*"; }
-fail() { N_FAIL=$((N_FAIL + 1)); echo "FAIL $TEST_NAME: $*"; }
-note() { echo "NOTE $TEST_NAME: $*"; }
+# each line ends with the seconds since the test started (bash's SECONDS): where a slow test's
+# time goes, read from any CI log
+log() { echo "[$TEST_NAME] $* [${SECONDS}s]"; }
+pass() { N_PASS=$((N_PASS + 1)); echo "PASS $TEST_NAME: $* [${SECONDS}s]"; }
+fail() { N_FAIL=$((N_FAIL + 1)); echo "FAIL $TEST_NAME: $* [${SECONDS}s]"; }
+note() { echo "NOTE $TEST_NAME: $* [${SECONDS}s]"; }
 # check DESC CMD...: pass if CMD succeeds, else fail
 check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 # check_eq DESC GOT WANT
 check_eq() { if [ "$2" = "$3" ]; then pass "$1 (= $3)"; else fail "$1: got '$2', want '$3'"; fi; }
+# num_lt A B: A < B; integers in bash, else awk (fractions; an exec is costly in the guest,
+# and a non-number is 0 to awk, as before)
+num_lt() {
+  local i='^-?(0|[1-9][0-9]{0,17})$'
+  if [[ $1 =~ $i && $2 =~ $i ]]; then (( $1 < $2 ))
+  else awk -v g="$1" -v l="$2" 'BEGIN { exit !(g + 0 < l + 0) }'; fi
+}
 # check_lt DESC GOT LIMIT (numbers, may be fractional)
-check_lt() {
-  if awk -v g="$2" -v l="$3" 'BEGIN { exit !(g + 0 < l + 0) }'; then pass "$1 ($2 < $3)"
-  else fail "$1: $2, want < $3"; fi
-}
+check_lt() { if num_lt "$2" "$3"; then pass "$1 ($2 < $3)"; else fail "$1: $2, want < $3"; fi; }
 # check_gt DESC GOT LIMIT
-check_gt() {
-  if awk -v g="$2" -v l="$3" 'BEGIN { exit !(g + 0 > l + 0) }'; then pass "$1 ($2 > $3)"
-  else fail "$1: $2, want > $3"; fi
-}
+check_gt() { if num_lt "$3" "$2"; then pass "$1 ($2 > $3)"; else fail "$1: $2, want > $3"; fi; }
 finish() {
   echo "RESULT $TEST_NAME: $N_PASS passed, $N_FAIL failed"
   [ "$N_FAIL" -eq 0 ] && [ "$N_PASS" -gt 0 ]
 }
 
+# require_scx_sis: SCX_SIS is an executable and the kernel has sched_ext. Then SCX_SIS points at
+# a copy in the guest's tmpfs (made once per boot): the guest reads the host's files over 9p,
+# which beside a load crawls (each exec of the 52 MB binary pages it in over 9p; top's commands
+# took 30-45 s each), and the tests check what scx_sis does, not how fast 9p serves it.
+# SCX_SIS_NO_COPY=1 keeps the path as given.
 require_scx_sis() {
   if [ -z "${SCX_SIS:-}" ] || [ ! -x "$SCX_SIS" ]; then
     fail "SCX_SIS='${SCX_SIS:-}' is not an executable (set SCX_SIS to the absolute path of scx_sis)"
@@ -57,6 +65,14 @@ require_scx_sis() {
   fi
   if [ ! -d "$SCX" ]; then
     fail "kernel $(uname -r) has no $SCX (no sched_ext)"; finish; exit 1
+  fi
+  local copy=/dev/shm/scx_sis-test/scx_sis
+  if [ "${SCX_SIS_NO_COPY:-0}" != 1 ] && [ -d /dev/shm ]; then
+    if [ ! -x "$copy" ]; then
+      mkdir -p "${copy%/*}" && chmod 755 "${copy%/*}" && cp "$SCX_SIS" "$copy.tmp" && mv "$copy.tmp" "$copy" ||
+        { rm -f "$copy.tmp"; note "cannot copy $SCX_SIS to $copy: running it over 9p"; return 0; }
+    fi
+    SCX_SIS=$copy
   fi
 }
 
@@ -218,8 +234,18 @@ build_progress() {
   fi
 }
 
-# stat_of FILE FIELD: a number from a --stats-out JSON file (python3; prints nothing if absent).
-stat_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
+# stats_load FILE: every top-level field of a --stats-out JSON file into STATS[field] (objects
+# as compact JSON), in one python3: a python3 start is ~2 s in the idle TCG guest, and sis.sh
+# read ~25 fields one python3 each (63 s of its full mode's checks). Returns 1 if unreadable.
+declare -A STATS
+stats_load() {
+  local k v out
+  STATS=()
+  out=$(python3 -c 'import json,sys
+for k, v in json.load(open(sys.argv[1])).items():
+    print(k, v if isinstance(v, (int, float, str)) else json.dumps(v, separators=(",", ":")))' "$1" 2>/dev/null) || return 1
+  while read -r k v; do STATS[$k]=$v; done <<<"$out"
+}
 
 # Fork-free helpers for sampling loops under saturation: with 2 hogs per CPU every fork+exec of
 # the test shell (a `$(...)`, a `sleep`) can take seconds in the TCG guest.

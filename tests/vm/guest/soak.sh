@@ -160,12 +160,11 @@ if [ "$cycles" -gt 0 ]; then
   # start-up (BPF verification, emulated by TCG) had not reached the attach after 2 min, on both
   # kernels. The attach and detach under load are what is tested, not its start-up speed, so
   # neither is it slowed by the VM's 9p: no -v (its ~2800 libbpf lines went one write each to
-  # the 9p log: attaches took 80-140 s with it, 41-64 s without) and the loader runs from tmpfs.
-  loader=$SCX_SIS
-  if [ -d /dev/shm ] && cp "$SCX_SIS" /dev/shm/scx_sis 2>/dev/null; then loader=/dev/shm/scx_sis; fi
+  # the 9p log: attaches took 80-140 s with it, 41-64 s without) and the loader runs from tmpfs
+  # (lib.sh: require_scx_sis).
   for c in $(seq "$cycles"); do
     # shellcheck disable=SC2086
-    if ! SCX_SIS=$loader SCHED_NICE=${SOAK_LOADER_NICE:--10} start_sched ${SOAK_LOADER_ARGS:-}; then fail "cycle $c: attach failed"; cleanup_sched; break; fi
+    if ! SCHED_NICE=${SOAK_LOADER_NICE:--10} start_sched ${SOAK_LOADER_ARGS:-}; then fail "cycle $c: attach failed"; cleanup_sched; break; fi
     sleep "$hold"
     if ! stop_sched INT; then fail "cycle $c: detach failed (state $(sched_state))"; break; fi
     if [ "$SCHED_RC" != 0 ]; then fail "cycle $c: exit code $SCHED_RC"; tail -n 10 "$SCHED_OUT" | sed 's/^/  | /'; break; fi

@@ -59,24 +59,33 @@ check "steal: no CPU of LLC 0 without a spinner while another has two for over $
   test "${IMB_MS:--1}" -ge 0 -a "${IMB_MS:--1}" -le "$max_imb"
 check_gt "steal: released spinners use >= 75% of LLC 0" "$UTIL" 75
 check_eq "steal: affinity violations seen from inside" "$VIOL" 0
-check_gt "steal: steals" "$(stat_of "$JSON" steals)" 0
-check_gt "steal: overloaded transitions" "$(stat_of "$JSON" overload_sets)" 0
-log "steal: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(f"{k}={d[k]}" for k in ["steal_attempts","steals","steal_empty","steal_not_migratable","overload_sets","overload_clears","idle_healed","llc_steals"]))' "$JSON")"
+# one python3 for the run's counters (lib.sh: stats_load)
+stats_load "$JSON" || fail "steal: --stats-out JSON unreadable"
+check_gt "steal: steals" "${STATS[steals]}" 0
+check_gt "steal: overloaded transitions" "${STATS[overload_sets]}" 0
+line=""
+for f in steal_attempts steals steal_empty steal_not_migratable overload_sets overload_clears idle_healed llc_steals; do
+  line+=" $f=${STATS[$f]}"
+done
+log "steal:$line"
 
 imbalance nosteal "$llc0" "$n0" --steal off
 log "steal off: the same spinners got ${UTIL}% (nothing moves a spinner that never sleeps); trace: $SPREAD"
 check "steal off: the trace shows the imbalance (longest ${IMB_MS} ms > 1000)" test "${IMB_MS:-0}" -gt 1000
-check_eq "steal off: no steals" "$(stat_of "$JSON" steals)" 0
+stats_load "$JSON" || fail "steal off: --stats-out JSON unreadable"
+check_eq "steal off: no steals" "${STATS[steals]}" 0
 
 imbalance wide "0-$((NPROC - 1))" "$NPROC" --steal-scope all
 log "steal-scope all: $NPROC spinners released from CPU 0 to all CPUs got ${UTIL}% of $NPROC CPUs; trace: $SPREAD"
 # across LLCs the bar is lower: without wider stealing LLC 1 would stay idle (50%); seen 82-94%
 check_gt "steal-scope all: released spinners use >= 75% of all CPUs" "$UTIL" 75
 check_eq "steal-scope all: affinity violations seen from inside" "$VIOL" 0
-check "steal-scope all: steals in every LLC ($(stat_of "$JSON" llc_steals))" python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))["llc_steals"]
-sys.exit(0 if len(d) > 1 and all(v > 0 for v in d.values()) else 1)' "$JSON"
+# llc_steals: {"LLC":steals,...}; every LLC present and above 0
+stats_load "$JSON" || fail "steal-scope all: --stats-out JSON unreadable"
+llc_steals=${STATS[llc_steals]}
+n_llc=$(sort -u /sys/devices/system/cpu/cpu*/cache/index3/shared_cpu_list | wc -l)
+n_pos=$(grep -oE ':[1-9][0-9]*' <<<"$llc_steals" | wc -l)
+check_eq "steal-scope all: LLCs with steals ($llc_steals)" "$n_pos" "$n_llc"
 
 # pinned tasks under an overloaded machine: 2 spinners per CPU, half pinned to {2,3}
 JSON="$SCX_SIS_OUT/steal-pinned.json"
