@@ -54,10 +54,10 @@ kmsg_mark
 
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/faults-progress.pids"; rm -f "$pidfile"
-# 5% busy each, woken 100 times a second: guest time is host time under TCG, and 8 workers
-# spinning by the clock take the one host thread that emulates all vCPUs from every (re)start
-# (at 20% each took 15-30 s; hotswap's attaches at 10%: 28-50 s, idle 10-12 s)
-"$PROGRESS_BIN" "$NPROC" "$pidfile" 500 9500 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
+# 5% busy each, woken 25 times a second: one host thread emulates all vCPUs, and spinning by
+# the clock (guest time is host time under TCG) and every wakeup take it from each (re)start
+# (at 20% busy each took 15-30 s; hotswap.sh has the measurements)
+"$PROGRESS_BIN" "$NPROC" "$pidfile" 2000 38000 >"$SCX_SIS_OUT/faults-progress.out" 2>&1 &
 wpid=$!
 for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 workers=$(cat "$pidfile")
@@ -85,7 +85,7 @@ else fail "state $(sched_state) ${WAITED}s after SIGKILL"; fi
 wait "$killed"; check_eq "loader exit status" "$?" 137
 SCHED_PID=""
 check_eq "workers on sched_ext after the SIGKILL" "$(n_ext)" 0
-# a worker asks 50 ms a second (500 us per 10 ms cycle), less when its timer is late
+# a worker asks 50 ms a second (2 ms per 40 ms cycle), less when its timer is late
 check_eq "workers that ran > 10 ms in 1 s under fair" "$(n_ran "$workers" 10)" "$NPROC"
 JSON="$SCX_SIS_OUT/faults-ovl.json"; rm -f "$JSON"
 if start_sched --stats-out "$JSON"; then pass "a new scx_sis attached right after (${ATTACH_S}s)"

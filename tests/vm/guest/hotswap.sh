@@ -5,11 +5,12 @@
 # Asserts: enable_seq grew by exactly the cycle count, every cycle attached and detached,
 # the workload's max gap between progress stamps < 1 s, all workers alive, kernel log clean.
 # env: SCX_SIS, HOTSWAP_CYCLES (6), HOTSWAP_HOLD (1 s attached per cycle), HOTSWAP_MAX_GAP_MS,
-#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 500/9500 = 5% busy,
-#      each worker still woken 100 times a second. Guest time is host time under TCG and one host
-#      thread emulates all 8 vCPUs, so spinning by the clock takes that thread from the loader
-#      and verifier: at 20% each attach took 25-43 s in CI, at 10% 28-50 s (2026-11-26), idle
-#      10-12 s; SLEEP_US=0, pure spinners, makes each attach ~8x slower still).
+#      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 2000/38000: 5% busy,
+#      each worker woken 25 times a second). One host thread emulates all 8 vCPUs, and both the
+#      spinning (guest time is host time under TCG) and each wakeup (a timer interrupt and a
+#      switch, emulated) take it from the loader and the verifier: at 20% busy each attach took
+#      25-43 s in CI; in one boot, side by side, 5% at 100 wakeups/s gave 33-41 s, 5% at 25/s
+#      19-33 s (2026-11-26); idle 10-12 s. SLEEP_US=0, pure spinners: ~8x slower still).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 cycles=${HOTSWAP_CYCLES:-6}
@@ -21,7 +22,7 @@ trap 'cleanup_sched; [ -n "$wpid" ] && kill -TERM $wpid 2>/dev/null' EXIT
 kmsg_mark
 if ! build_progress; then fail "cannot compile progress.c"; finish; exit 1; fi
 pidfile="$SCX_SIS_OUT/hotswap-progress.pids"; rm -f "$pidfile"
-spin_us=${HOTSWAP_SPIN_US:-500} sleep_us=${HOTSWAP_SLEEP_US:-9500}
+spin_us=${HOTSWAP_SPIN_US:-2000} sleep_us=${HOTSWAP_SLEEP_US:-38000}
 log "workload: $NPROC workers, spin ${spin_us}us / sleep ${sleep_us}us"
 "$PROGRESS_BIN" "$NPROC" "$pidfile" "$spin_us" "$sleep_us" >"$SCX_SIS_OUT/hotswap-progress.out" 2>&1 &
 wpid=$!
