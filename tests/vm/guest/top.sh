@@ -36,17 +36,10 @@ top_field() {
   [[ $j =~ $re ]] || return 1
   j=${BASH_REMATCH[2]}; echo "${j//\"/}"
 }
-# stats_sum FIELD N INTERVAL: sum of an integer FIELD over N replies of INTERVAL s (the first
-# starts at connect); empty if a reply lacks it
-stats_sum() {
-  local l v t=0 n=0
-  while read -r l; do v=$(top_field "$l" "$1") && [[ $v =~ ^[0-9]+$ ]] || return 1; t=$((t + v)); n=$((n + 1)); done \
-    < <("$SCX_SIS" top --json --count "$2" -i "$3" 2>/dev/null)
-  [ "$n" -gt 0 ] && echo "$t"
-}
-# stats_sums N INTERVAL FIELD...: the sums of integer FIELDs over the same N replies
+# stats_sums N INTERVAL FIELD...: the sums of integer FIELDs over the same N replies of INTERVAL
+# s (the first starts at connect), space-separated; nothing if no reply came or one lacks a field
 stats_sums() {
-  local l v f i n=$1 iv=$2 sums=(); shift 2
+  local l v f i n=$1 iv=$2 got=0 sums=(); shift 2
   for f in "$@"; do sums+=(0); done
   while read -r l; do
     i=0
@@ -54,8 +47,9 @@ stats_sums() {
       v=$(top_field "$l" "$f") && [[ $v =~ ^[0-9]+$ ]] || return 1
       sums[i]=$((sums[i] + v)); i=$((i + 1))
     done
+    got=$((got + 1))
   done < <("$SCX_SIS" top --json --count "$n" -i "$iv" 2>/dev/null)
-  echo "${sums[*]}"
+  [ "$got" -gt 0 ] && echo "${sums[*]}"
 }
 stats_field() { # FIELD...: their values in one 0.5 s reply, space-separated
   local l f out=()
@@ -156,7 +150,7 @@ check "group balancer view: off" has 'group balancer off'
 tm send-keys -t top 1
 
 # --- 2. live toggle: steal off stops the counter within 1 s, on resumes it
-base=$(stats_sum steals 2 1)
+base=$(stats_sums 2 1 steals)
 check_gt "steals under the load before the toggle" "${base:-0}" 0
 out=$("$SCX_SIS" set steal=off); rc=$?
 check_eq "scx_sis set steal=off exit code" "$rc" 0
@@ -165,12 +159,12 @@ t_set=$(ts)
 check_eq "stats show steal_mode" "$(stats_field steal_mode)" off
 # from 1 s after the change on (stats_field took >= 0.5 s of it)
 while [ $(( $(now_ms) - $(ts_ms "$t_set") )) -lt 1000 ]; do snooze 0.1; done
-off=$(stats_sum steals 3 1)
+off=$(stats_sums 3 1 steals)
 check_eq "steals over 3 s from 1 s after steal=off" "$off" 0
 check "the change is logged" eval '[[ $(<"$SCHED_OUT") == *"set steal=off (was steal=on)"* ]]'
 "$SCX_SIS" set steal=on >/dev/null; rc=$?
 check_eq "scx_sis set steal=on exit code" "$rc" 0
-on=$(stats_sum steals 3 1)
+on=$(stats_sums 3 1 steals)
 check_gt "steals over 3 s after steal=on" "${on:-0}" 0
 
 # --- other knobs (under the load: the filter must see wakeups)
