@@ -32,6 +32,9 @@
 #    wakeup preemption through a kick, 9-15% less than EEVDF over 6 runs (CI failed once at 82%
 #    of it, 3 runs); with the wakee inserted into its CPU's local DSQ preempting, 3-5% more
 #    (2026-11-26, BENCHMARKS.md). Each run's sleep overshoot (p50/p90/max) is in its raw output.
+#    SLEEP_MIN_FRAC is 0.75: with the local preemption, 3-run means still ranged 82-113% of
+#    EEVDF's in 10 suite runs on both kernels (82% and 88% among them, 2026-11-26), so 0.85 failed a
+#    working scheduler now and then; 0.75 still fails one that starves sleepers (~0.5).
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
 # targets). Nothing is left attached; clean kernel log.
 # env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3), FAIR_FORK_SECS (8),
@@ -50,7 +53,7 @@ NICE8_FLOOR_PCT=60
 SPREAD_MAX_PCT=10
 SPREAD_ASSERT_PCT=20
 SPREAD_LEAST_PCT=50
-SLEEP_MIN_FRAC=0.85
+SLEEP_MIN_FRAC=0.75
 # fork+exec+wait of /bin/true takes 1-3 s each in the saturated TCG guest: a 3 s window counts
 # one or two, so fair-fork gets its own FORK_SECS window, and its bound is FORK_MIN_FRAC: a
 # scheduler that starves short tasks fails it (before issue 8: 0.24x EEVDF; CI saw 0.70x once
