@@ -173,8 +173,8 @@ check_eq "set four knobs: exit code" "$rc" 0
 snooze 1
 knobs=$(stats_field sis_mode slice_us oracle_every steal_scope oracle_checks)
 check_eq "stats show the four knobs (oracle checks 0)" "$knobs" "linear 1000 0 all 0"
-# linear scans probe CPUs in order: no filter, so no false-positive probe; back in full mode
-# (filters rebuilt from the state of record) the filter is probed again
+# linear scans probe CPUs in order: no filter is kept or probed; back in full mode the filters
+# are rebuilt from the state of record and kept again
 read -r fp fs <<<"$(stats_sums 2 1 fp_probes filter_sets)"
 check_eq "sis-mode=linear: false-positive probes / filter sets over 2 s" "${fp:-?}/${fs:-?}" 0/0
 "$SCX_SIS" set sis-mode=full >/dev/null; snooze 1
