@@ -48,6 +48,11 @@ for k in $kernels; do
   echo "=============== $kname: tests ${tests[*]:-all} (timeout ${t}s) ==============="
   out=$(mktemp)
   sumfile="$repo/target/vm-logs/summary-$kname-$$.txt"; rm -f "$sumfile"
+  # mitigations=off: the test guests run only these tests, and retpolines and the RSB fill at
+  # every context switch are emulated instructions too: a fixed guest load (hackbench, execs, an
+  # attach, stress-ng) took 10-20% less time without them in 4 boots (BENCHMARKS.md, 2026-11-26).
+  # Benchmarks (bench/run-vm.sh) keep a production kernel's default. SCX_SIS_VM_APPEND adds more.
+  SCX_SIS_VM_APPEND="mitigations=off${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}" \
   "$here/vm.sh" --kernel "$kpath" "${vmargs[@]}" --timeout "$t" --log "$log" -- \
     env "${genv[@]}" SCX_SIS="$bin" SCX_SIS_SUMMARY="$sumfile" bash "$here/guest/all.sh" "${tests[@]}" | tee "$out"
   vrc=${PIPESTATUS[0]}

@@ -96,8 +96,9 @@ qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
 # access. The TCG TSC is one global virtual clock, so it is in fact synchronized.
+# SCX_SIS_VM_APPEND: more kernel parameters (tests/vm/run.sh passes mitigations=off).
 vngcmd=(vng --verbose --force-9p --disable-kvm --run "$kernel" --cpus "$cpus" --memory "$memory"
-        --append "tsc=reliable"
+        --append "tsc=reliable${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}"
         --user root --rwdir "$repo/target" --cwd "$repo" --qemu-opts="$qopts" --exec "$gscript")
 
 {

@@ -26,7 +26,7 @@
 #    runs, one CI run on 7.3 at 2.36 beside EEVDF's 2.28.
 #    The mean of 2 runs is asserted.
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
-# 40 rounds: scx_sis stays attached, clean kernel log.
+# 20 rounds: scx_sis stays attached, clean kernel log.
 # env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -93,7 +93,7 @@ mkdir "$base" && echo +cpu >"$base/cgroup.subtree_control" && mkdir "$base/home"
 sleep 1000 & hog_sleep=$!
 ( while :; do :; done ) & hog=$!
 errs=0
-for i in $(seq 1 40); do
+for i in $(seq 1 20); do
   d="$base/c$i"
   mkdir "$d" || errs=$((errs + 1))
   echo $((i * 37 % 9999 + 1)) >"$d/cpu.weight" || errs=$((errs + 1))

@@ -25,7 +25,7 @@
 # Known kernel bug, tolerated on 6.12 only: lib.sh, DL_SERVER_612_BUG (seen in each of 3 runs
 # of this test on 6.12, from task_non_contending on the dying CPU's migration thread).
 # env: SCX_SIS (required), FAULTS_MAX_GAP_MS (1000), OVL_SETTLE_S (30), FORK_PARENTS (4),
-#      FORK_CHILDREN (250), HOTPLUG_CPUS ("3 6"), HOTPLUG_ROUNDS (1; the long mode: 5), EJECT_HOGS (4)
+#      FORK_CHILDREN (125), HOTPLUG_CPUS ("3 6"), HOTPLUG_ROUNDS (1; the long mode: 5), EJECT_HOGS (4)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
@@ -34,7 +34,7 @@ max_gap_ms=${FAULTS_MAX_GAP_MS:-1000}
 # 15 s allowed 2 samples, and on 7.3 both once read the bit set (2026-11-26).
 settle_s=${OVL_SETTLE_S:-30}
 fork_parents=${FORK_PARENTS:-4}
-fork_children=${FORK_CHILDREN:-250}
+fork_children=${FORK_CHILDREN:-125}
 hp_cpus=${HOTPLUG_CPUS:-3 6}
 hp_rounds=${HOTPLUG_ROUNDS:-1}
 hogs=${EJECT_HOGS:-4}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# hotswap: with a progress-counting workload on all CPUs, attach/detach scx_sis 6 times
+# hotswap: with a progress-counting workload on all CPUs, attach/detach scx_sis 4 times
 # (each cycle takes tens of seconds under TCG, start-up and the verifier sharing a host thread
 # with 8 vCPUs: 10 took 5-6 min per kernel in CI; HOTSWAP_CYCLES=100 is the long mode).
 # Asserts: enable_seq grew by exactly the cycle count, every cycle attached and detached,
 # the workload's max gap between progress stamps < 1 s, all workers alive, kernel log clean.
-# env: SCX_SIS, HOTSWAP_CYCLES (6), HOTSWAP_HOLD (1 s attached per cycle), HOTSWAP_MAX_GAP_MS,
+# env: SCX_SIS, HOTSWAP_CYCLES (4), HOTSWAP_HOLD (1 s attached per cycle), HOTSWAP_MAX_GAP_MS,
 #      HOTSWAP_SPIN_US / HOTSWAP_SLEEP_US: the workers' duty cycle (default 2000/38000: 5% busy,
 #      each worker woken 25 times a second). One host thread emulates all 8 vCPUs, and both the
 #      spinning (guest time is host time under TCG) and each wakeup (a timer interrupt and a
@@ -13,7 +13,7 @@
 #      19-33 s (2026-11-26); idle 10-12 s. SLEEP_US=0, pure spinners: ~8x slower still).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
-cycles=${HOTSWAP_CYCLES:-6}
+cycles=${HOTSWAP_CYCLES:-4}
 hold=${HOTSWAP_HOLD:-1}
 max_gap_ms=${HOTSWAP_MAX_GAP_MS:-1000}
 wpid=""

@@ -4,7 +4,7 @@
 # then checks the linear and filter-only modes and the no-built-in-idle mode run the same load.
 # env: SCX_SIS (required), SIS_GROUPS (hackbench groups, default 16), SIS_LOOPS (100: 200 took 35-123 s per mode at
 #      8 vCPUs and 150-243 s at 32 in CI; 100 still fires each counter tens of times),
-#      SIS_VARIANT_LOOPS (30: the filter, linear and own-idle modes assert counters that are zero
+#      SIS_VARIANT_LOOPS (10: the filter, linear and own-idle modes assert counters that are zero
 #      or not, which a shorter load shows as well), SIS_RUNS (hackbench runs per mode, 1: one run
 #      fires every counter; 3 took 12-15 min per kernel in CI), SIS_MODES (default: full filter linear own-idle)
 source "$(dirname "$0")/lib.sh"
@@ -13,7 +13,7 @@ trap cleanup_sched EXIT
 # 640 tasks: 80 per CPU with 8 vCPUs; with 32 TCG vCPUs, each 4x slower, the same latency
 groups=${SIS_GROUPS:-16}
 loops=${SIS_LOOPS:-100}
-variant_loops=${SIS_VARIANT_LOOPS:-30}
+variant_loops=${SIS_VARIANT_LOOPS:-10}
 runs=${SIS_RUNS:-1}
 modes=" ${SIS_MODES:-full filter linear own-idle} "
 kmsg_mark

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# smoke: attach scx_sis, run ~30 s of stress-ng (cpu + fork, all CPUs) plus hackbench loops,
+# smoke: attach scx_sis, run ~20 s of stress-ng (cpu + fork, all CPUs) plus hackbench loops,
 # check it is still attached, detach with SIGINT, exit 0, clean kernel log.
 # Runs scx_sis with --stats 5 and checks its reports (>= 2, enqueues counted) and that the stats
 # socket is root-only (0600).
-# env: SCX_SIS (required), SMOKE_SECS (default 30), SCX_SIS_ARGS (extra scheduler options)
+# env: SCX_SIS (required), SMOKE_SECS (default 20), SCX_SIS_ARGS (extra scheduler options)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
-secs=${SMOKE_SECS:-30}
+secs=${SMOKE_SECS:-20}
 trap cleanup_sched EXIT
 
 kmsg_mark

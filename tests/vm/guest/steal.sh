@@ -96,7 +96,7 @@ for i in $(seq "$NPROC"); do taskset -c 2,3 "$PINNED_BIN" "$win" >"$SCX_SIS_OUT/
 for i in $(seq "$NPROC"); do "$PINNED_BIN" "$win" >/dev/null & pids+=($!); done
 declare -A kcpu
 for k in $(pgrep -x 'ksoftirqd/[0-9]+'); do kcpu[$k]=$(awk '{ print $39 }' "/proc/$k/stat"); done
-hackbench -p -g "$NPROC" -l 100 >/dev/null 2>&1
+hackbench -p -g "$NPROC" -l 30 >/dev/null 2>&1
 wait "${pids[@]}"
 VIOL=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | tr ' ' '\n' | awk -F= '$1 == "violations" { s += $2 } END { print s + 0 }')
 SEEN=$(cat "$SCX_SIS_OUT"/steal-pinned-*.out | tr ' ' '\n' | awk -F= '$1 == "cpus" && $2 > m { m = $2 } END { print m + 0 }')
