@@ -78,7 +78,7 @@ tests8="badinput smoke partial hotswap sis steal bench_smoke top fairness cgweig
 # 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants run at 8)
 big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60 smoke sis)
 # one chain per kernel, 8 vCPUs then 32: a kernel done early goes on without waiting for the other
-# soak: its default, 60 s under scx_sis and as long under EEVDF first (--long: 600 s)
+# soak: its default, 120 s under scx_sis and as long under EEVDF first (--long: 600 s)
 chain() { local k=$1; vm "v$k" --kernel "$k" $tests8; wait $!; vm "b$k" --kernel "$k" "${big[@]}"; wait $!; }
 echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 32 vCPUs in 4 LLCs (smoke sis)"
 echo "   (each run's output follows when all are done; meanwhile: tail -f $logs/*)"

@@ -197,20 +197,28 @@ done
 
 stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0
-# the balancer's own report (--monitor, the last view while the spinners were busy): a and b in the
-# partitions their traces show, mostly inside them
-# A view counts only when both groups were busy in it (the last one can have a done and b moved
-# into its partition, as the balancer should).
+# the balancer's own report (--monitor): a and b in the partitions their traces show (the last
+# view where both groups were busy), mostly inside them: the median over those views. Not the
+# last one alone: as one group's spinners end one by one, its partition has idle CPUs, and the
+# other group's spinners may run there (a soft preference, work-conserving): a last view on
+# 6.12 showed b 72% inside, its 5 views before 100%.
 read -r rep_a in_a rep_b in_b mv_a mv_b <<<"$(awk -v P="$P" '
-  function view() { if (a != "" && b != "") { la = a; lia = ia; lb = b; lib = ib; lma = ma; lmb = mb } a = b = "" }
-  $1 == "gb" && $2 == "group" && $3 == P "/a" && $7 > 1 { a = $5; ia = $9; ma = $11 }
-  $1 == "gb" && $2 == "group" && $3 == P "/b" && $7 > 1 { b = $5; ib = $9; mb = $11 }
+  function view() {
+    if (a != "" && b != "") { n++; IA[n] = ia + 0; IB[n] = ib + 0; la = a; lb = b; lma = ma; lmb = mb }
+    a = b = ""
+  }
+  function median(V,   i, j, t) {
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && V[j - 1] > V[j]; j--) { t = V[j]; V[j] = V[j - 1]; V[j - 1] = t }
+    return n ? V[int((n + 1) / 2)] : ""
+  }
+  $1 == "gb" && $2 == "group" && $3 == P "/a" && $7 > 1 { a = $5; ia = $9; ma = $11; sub("%", "", ia) }
+  $1 == "gb" && $2 == "group" && $3 == P "/b" && $7 > 1 { b = $5; ib = $9; mb = $11; sub("%", "", ib) }
   /^\[scx_sis\]/ { view() }
-  END { view(); sub("%", "", lia); sub("%", "", lib); print la, lia, lb, lib, lma, lmb }' "$MON")"
+  END { view(); print la, median(IA), lb, median(IB), lma, lmb }' "$MON")"
 grep -E "gb group|PART-" "$MON" | tail -n 6 | sed 's/^/  | /'
 check_eq "gb stats: groups a, b in the partitions the traces show" "$rep_a $rep_b" "$part_a $part_b"
-check_gt "gb stats: group a in its partition >= 80%" "${in_a:-0}" 79.99
-check_gt "gb stats: group b in its partition >= 80%" "${in_b:-0}" 79.99
+check_gt "gb stats: group a in its partition >= 80% (median of the views both were busy)" "${in_a:-0}" 79.99
+check_gt "gb stats: group b in its partition >= 80% (median of the views both were busy)" "${in_b:-0}" 79.99
 # settled once (a move or two while the spinners start), then no ping-pong over ~100 periods
 check_lt "gb stats: moves of group a + b while busy" "$(( ${mv_a:-99} + ${mv_b:-99} ))" 5
 moves=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(m["gb_move_idle"] + m["gb_move_swap"], sum(len(p["groups"]) for p in m["gb_parts"].values()))' "$JSON")
