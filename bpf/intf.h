@@ -37,6 +37,7 @@ enum sis_consts {
 	 * of 100 over 64 tasks is 1.56 each, and 1 in integers is a third off).
 	 */
 	SIS_LOAD_SHIFT		= 10,
+	SIS_SCHED_IDLE		= 5,	/* uapi SCHED_IDLE (vmlinux.h has no #defines) */
 };
 
 /* One cache line per CPU: only its owner writes it, except claims (idle_filter.bpf.h). */
@@ -255,6 +256,7 @@ enum vtime_test_op {
 	VT_SHOULD_PREEMPT	= 4,
 	VT_LOAD_ACCOUNT		= 5,
 	VT_INIT			= 6,
+	VT_NICE_WEIGHT		= 7,	/* in: vtime = static_prio, flag = SCHED_IDLE, weight = p->scx.weight; out: weight */
 };
 
 struct balance_args {

@@ -16,7 +16,8 @@
  * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
  *
  * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), each with
- * its own clock, weighted fair by p->scx.weight and cgroup cpu.weight,
+ * its own clock, weighted fair by nice level (the fair class's weights) and
+ * cgroup cpu.weight,
  * bounded slice.
  */
 #include <scx/common.bpf.h>
@@ -77,22 +78,28 @@ static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
 	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
 }
 
+/* @p's own weight in load units, from its nice level as the fair class has it (vtime.bpf.h) */
+static __always_inline u32 task_nice_weight(struct task_struct *p)
+{
+	return nice_load_weight(p->static_prio, p->policy == SIS_SCHED_IDLE, p->scx.weight);
+}
+
 /*
  * The weight the vtime model uses for @p, in load units (<< SIS_LOAD_SHIFT):
- * p->scx.weight, scaled by its cgroup's hierarchical share (cgroup.bpf.h)
- * unless it is in the root.
+ * its nice level's, or in a cgroup p->scx.weight scaled by the cgroup's
+ * hierarchical share (cgroup.bpf.h).
  */
 static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *tctx)
 {
 	if (!tctx || !tctx->cg.cgid)
-		return p->scx.weight << SIS_LOAD_SHIFT;
+		return task_nice_weight(p);
 	return cg_task_weight(tctx->cg.cgid, p->scx.weight);
 }
 
 /* The weight @p, queued, adds to its CPU's load: what moving it changes. */
 static __always_inline u32 tctx_load_weight(struct task_struct *p, struct task_ctx *tctx)
 {
-	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : p->scx.weight << SIS_LOAD_SHIFT;
+	return tctx && tctx->ts.load_weight ? tctx->ts.load_weight : task_nice_weight(p);
 }
 
 static __always_inline u32 task_load_weight(struct task_struct *p)

@@ -215,6 +215,9 @@ int test_vtime(struct vtime_args *a)
 	case VT_INIT:
 		task_sched_init(ts);
 		break;
+	case VT_NICE_WEIGHT:
+		a->weight = nice_load_weight(a->vtime, a->flag, a->weight);
+		break;
 	default:
 		return -1;
 	}

@@ -28,6 +28,39 @@
 u64 slice_ns = SIS_DFL_SLICE_NS;	/* writable: `scx_sis set slice-us=` */
 const volatile bool wakeup_preempt = true;
 
+/*
+ * The fair class's weight for each nice level (kernel/sched/core.c:
+ * sched_prio_to_weight, nice -20..19; nice 0 = 1024) and for SCHED_IDLE.
+ * p->scx.weight is this rounded to cpu.weight units (nice 0 = 100): nice 5
+ * (335) becomes 33, a 3.03 ratio to nice 0 against the fair class's 3.06,
+ * nice 19 (15) and SCHED_IDLE (3) both become 1. Taken from the nice level,
+ * weights hold as they do under the fair class.
+ */
+static const u32 nice_weights[40] = {
+	88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+};
+#define NICE_WEIGHT_IDLE	3
+#define NICE_PRIO_0		100	/* static_prio of nice -20 (MAX_RT_PRIO) */
+
+/*
+ * The weight in load units of a task of @static_prio (and SCHED_IDLE if
+ * @idle): nice_weights[] scaled so nice 0 is LOAD_DFL. @scx_weight
+ * (p->scx.weight) is the fallback for a static_prio out of the table.
+ */
+static __always_inline u32 nice_load_weight(s32 static_prio, bool idle, u32 scx_weight)
+{
+	u32 i = static_prio - NICE_PRIO_0;
+
+	if (idle)
+		return NICE_WEIGHT_IDLE * LOAD_DFL / 1024;
+	if (i < 40)
+		return nice_weights[i] * LOAD_DFL / 1024;
+	return scx_weight << SIS_LOAD_SHIFT;
+}
+
 /* a running task keeps its CPU this long before a woken task may preempt it */
 static __always_inline u64 preempt_min_ns(void)
 {

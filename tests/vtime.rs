@@ -1,6 +1,7 @@
 //! Per-CPU vtime and weighted load (bpf/vtime.bpf.h) through BPF_PROG_TEST_RUN: lag carried
 //! across CPUs, sleeper credit capped and only on wakeup, run-time charge that a slice refill
-//! does not lose, weights on one CPU, wakeup preemption, load accounting.
+//! does not lose, weights on one CPU (from the nice level, as the fair class has them), wakeup
+//! preemption, load accounting.
 mod common;
 
 use common::*;
@@ -104,7 +105,8 @@ fn charge_survives_a_slice_refill() {
     assert_eq!(v4 - v3, 2 * MS);
 }
 
-/// Two hogs on one CPU, the lower vtime runs next for a slice: CPU time follows the weights.
+/// Two hogs on one CPU, the lower vtime runs next for a slice: CPU time follows the weights
+/// (in load units, as the scheduler passes them).
 fn share(weights: (u32, u32)) -> f64 {
     let mut s = sis();
     let cpu = 5;
@@ -115,22 +117,61 @@ fn share(weights: (u32, u32)) -> f64 {
     for _ in 0..400 {
         let t = if v[0] <= v[1] { 0 } else { 1 };
         let w = if t == 0 { weights.0 } else { weights.1 };
-        v[t] = running(&mut s, t as u32, v[t], cpu, w, now);
+        for (which, at) in [(vtime_test_op_VT_RUNNING, now), (vtime_test_op_VT_STOPPING, now + 3 * MS)] {
+            let mut a = op(which, t as u32, cpu);
+            a.vtime = v[t];
+            a.weight = w;
+            a.now = at;
+            v[t] = s.vtime(a).vtime;
+        }
         now += 3 * MS;
         ran[t] += 3 * MS;
-        v[t] = charge(&mut s, vtime_test_op_VT_STOPPING, t as u32, v[t], cpu, w, now, false);
         v[t] = place(&mut s, t as u32, v[t], cpu, false);
     }
     ran[0] as f64 / ran[1] as f64
 }
 
+/// nice_load_weight: a task's weight in load units from its nice level (SCHED_IDLE if `idle`);
+/// 77 stands for p->scx.weight, its fallback.
+fn nice_weight(s: &mut Sis, nice: i32, idle: bool) -> u32 {
+    let mut a = op(vtime_test_op_VT_NICE_WEIGHT, 0, -1);
+    a.vtime = (120 + nice) as u64;
+    a.flag = idle as u32;
+    a.weight = 77;
+    s.vtime(a).weight
+}
+
 #[test]
 fn weights_hold_on_one_cpu() {
-    // nice 0 vs nice 5: p->scx.weight 100 vs 33 (335 * 100 / 1024, rounded)
-    let r = share((100, 33));
-    assert!((r - 100.0 / 33.0).abs() / (100.0 / 33.0) < 0.02, "nice 0 : nice 5 = {r:.3}");
-    let r = share((100, 100));
+    let mut s = sis();
+    // nice 0 vs nice 5: 1024 : 335 in the fair class (p->scx.weight's 100 : 33 would give 3.03)
+    let (w0, w5) = (nice_weight(&mut s, 0, false), nice_weight(&mut s, 5, false));
+    let ideal = 1024.0 / 335.0;
+    let r = share((w0, w5));
+    assert!((r - ideal).abs() / ideal < 0.01, "nice 0 : nice 5 = {r:.3}, want {ideal:.3}");
+    let r = share((w0, w0));
     assert!((r - 1.0).abs() < 0.02, "equal weights: {r:.3}");
+}
+
+#[test]
+fn nice_levels_weigh_as_in_the_fair_class() {
+    let mut s = sis();
+    let shift = sis_consts_SIS_LOAD_SHIFT;
+    // load units: the fair class's weight x 100 (nice 0: 1024 -> 100 << SIS_LOAD_SHIFT)
+    assert_eq!(nice_weight(&mut s, 0, false), 100 << shift);
+    assert_eq!(nice_weight(&mut s, 5, false), 335 * 100);
+    assert_eq!(nice_weight(&mut s, -20, false), 88761 * 100);
+    // p->scx.weight rounds these to 1 (a 100:1 ratio to nice 0, against 68:1 and 341:1)
+    assert_eq!(nice_weight(&mut s, 19, false), 15 * 100);
+    assert_eq!(nice_weight(&mut s, 0, true), 3 * 100, "SCHED_IDLE, whatever its nice");
+    // each nice level weighs ~1.25x the next (the fair class's "10% per level"): no typo in the table
+    for nice in -20..19 {
+        let r = nice_weight(&mut s, nice, false) as f64 / nice_weight(&mut s, nice + 1, false) as f64;
+        assert!((1.2..1.3).contains(&r), "nice {nice} : nice {} = {r:.3}", nice + 1);
+    }
+    // not a nice level: p->scx.weight
+    assert_eq!(nice_weight(&mut s, 20, false), 77 << shift);
+    assert_eq!(nice_weight(&mut s, -21, false), 77 << shift);
 }
 
 #[test]
