@@ -178,12 +178,20 @@ check_eq "stats show the four knobs (oracle checks 0)" "$knobs" "linear 1000 0 a
 read -r fp fs <<<"$(stats_sums 2 1 fp_probes filter_sets)"
 check_eq "sis-mode=linear: false-positive probes / filter sets over 2 s" "${fp:-?}/${fs:-?}" 0/0
 "$SCX_SIS" set sis-mode=full >/dev/null; snooze 1
-# the filter is kept again (filter_sets: every CPU that goes idle) and scans find idle CPUs; one
-# 4 s window. False-positive probes need a filter bit gone stale under this load: over 2 s runs
-# saw 0 to 137 (2026-11-26), so they are shown, not asserted.
-read -r fs ok fp <<<"$(stats_sums 4 1 filter_sets scan_success fp_probes)"
-check_gt "sis-mode=full again: filter sets over 4 s (the filter is kept; ${fp:-?} false-positive probes)" "${fs:-0}" 0
-check_gt "sis-mode=full again: scans succeed over 4 s" "${ok:-0}" 0
+# the filter is kept again (filter_sets: a CPU going idle whose bit is clear) and scans find idle
+# CPUs: in the first of up to 3 windows of 4 s that shows both. Both need hackbench's wakeups:
+# right after the rebuild every idle CPU's bit is set already, and a wakeup onto an idle prev
+# scans nothing, so a window between two hackbench runs (each starts with seconds of execs
+# over 9p) can show 0 and 0 (one did on 7.3, 2026-11-26). False-positive probes need a filter bit
+# gone stale under this load: over 2 s runs saw 0 to 137 (2026-11-26), so they are shown, not
+# asserted.
+for w in 1 2 3; do
+  read -r fs ok fp <<<"$(stats_sums 4 1 filter_sets scan_success fp_probes)"
+  log "sis-mode=full again, window $w of 4 s: filter sets ${fs:-?}, scan successes ${ok:-?}, false-positive probes ${fp:-?}"
+  [ "${fs:-0}" -gt 0 ] && [ "${ok:-0}" -gt 0 ] && break
+done
+check_gt "sis-mode=full again: filter sets in window $w of 4 s (the filter is kept)" "${fs:-0}" 0
+check_gt "sis-mode=full again: scans succeed in window $w of 4 s" "${ok:-0}" 0
 
 # --- 4. detach, restart, quit
 check "still attached" kill -0 "$SCHED_PID"
