@@ -25,9 +25,20 @@
 #include "topology.bpf.h"
 #include "stats.bpf.h"
 
-static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
+/*
+ * A global function: the verifier checks it once per program. Inlined, each
+ * load of p->cpus_ptr it walks (per state: in the steal loop, per task
+ * examined) cost a linear search of the kernel's BTF on 6.12
+ * (btf_nested_type_is_trusted): an idle attach there took 14 s, 8 s so.
+ */
+__noinline int task_allows_cpu(struct task_struct *p __arg_trusted, s32 cpu)
 {
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
+{
+	return task_allows_cpu((struct task_struct *)p, cpu);
 }
 
 static __always_inline bool sis_claim_builtin(s32 cpu)

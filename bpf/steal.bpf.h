@@ -43,7 +43,7 @@ static __always_inline bool is_pcpu_kthread(const struct task_struct *p)
 
 static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 {
-	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !is_migration_disabled(p) &&
+	return sis_allowed(p, cpu) && !is_migration_disabled(p) &&
 	       !is_pcpu_kthread(p);
 }
 

@@ -89,7 +89,9 @@ check_eq "steal_mode after the refused changes" "$(stats_field steal_mode)" on
 # hackbench in a loop, until the test ends (one group: with two, every scx_sis and python3
 # start of the test crawled, 330-350 s per kernel in CI)
 stress-ng -c "$((NPROC / 2))" --timeout 600s >/dev/null 2>&1 &
+load_pids=$!
 ( while :; do hackbench -g 1 -f 10 -l 100 >/dev/null 2>&1; done ) &
+load_pids="$load_pids $!"
 # the test's own commands at nice -10 from here on, the load above staying at 0: the test checks
 # what they do, not how fast a loaded guest runs them. Most of their wait is elsewhere, though:
 # each exec's 9p lookups (tests/vm/README.md), hence the tmpfs binary and the reads in bash.
@@ -195,6 +197,8 @@ check_gt "sis-mode=full again: scans succeed in window $w of 4 s" "${ok:-0}" 0
 
 # --- 4. detach, restart, quit
 check "still attached" kill -0 "$SCHED_PID"
+# without the load: what follows needs none, and an attach beside it took 50-60 s on 6.12
+kill $load_pids 2>/dev/null; pkill -x hackbench 2>/dev/null
 stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0
 snooze 3
