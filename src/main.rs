@@ -323,16 +323,23 @@ impl<'a> Scheduler<'a> {
             gb_cfg.is_some()
         );
 
-        // SCX_SIS_VERIFIER_STATS=1: print each program's verifier statistics (load cost)
-        if std::env::var_os("SCX_SIS_VERIFIER_STATS").is_some() {
+        // SCX_SIS_VERIFIER_STATS=1: print each program's verifier statistics (load cost);
+        // =log: the verifier's whole log too (every instruction it walks, by index: where the
+        // cost is, to map on `llvm-objdump -d` of the object; megabytes)
+        if let Some(v) = std::env::var_os("SCX_SIS_VERIFIER_STATS") {
+            let full = v == "log";
             for mut prog in skel.open_object_mut().progs_mut() {
-                prog.set_log_level(4);
+                prog.set_log_level(if full { 2 | 4 } else { 4 });
             }
-            libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| {
-                if msg.contains("processed") || msg.contains("BEGIN PROG LOAD LOG") {
-                    eprint!("{msg}");
-                }
-            })));
+            if full {
+                libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| eprint!("{msg}"))));
+            } else {
+                libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, |_, msg: String| {
+                    if msg.contains("processed") || msg.contains("BEGIN PROG LOAD LOG") {
+                        eprint!("{msg}");
+                    }
+                })));
+            }
         }
         // the verifier's cost dominates start-up (seconds under emulation): say what it took
         let t_load = std::time::Instant::now();
