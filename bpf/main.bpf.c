@@ -225,9 +225,8 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 
 /*
  * ttwu (select_idle_sibling's order): the wake-affine target or prev if idle
- * and cache-affine; a recently used CPU; the LLC scan around the target;
- * then, on a sync wakeup, the waker's CPU when nothing waits there (it is
- * about to idle, but an idle CPU is a surer bet than its word).
+ * and cache-affine; on a sync wakeup, the waker's CPU when nothing waits
+ * there; a recently used CPU; the LLC scan around the target.
  */
 __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wake_flags,
 				    bool *idle)
@@ -239,12 +238,14 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	if (!idle)
 		return prev;
 	/*
-	 * wake-affine: pull toward the waker only across LLCs, when allowed, and
-	 * when the waker's LLC is the less loaded one: pulling blindly under
-	 * overload piles wakees onto their wakers' CPUs.
+	 * wake-affine: pull toward the waker only across LLCs and when allowed;
+	 * a sync wakee (its waker will block on it: pipes, sockets) always, any
+	 * other only when prev is busy and the waker's LLC is the less loaded
+	 * one: pulling those blindly under overload piles them onto their
+	 * wakers' CPUs.
 	 */
 	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
-	    !cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))
+	    (sync || (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
 		target = this;
 
 	/* prev may have left p->cpus_ptr since p last ran */
@@ -257,6 +258,22 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 		target = prev;
 		stat_inc(STAT_WAKE_PREV);
 		goto idle;
+	}
+
+	/*
+	 * The waker goes to sleep and leaves its CPU, with a warm cache, to us:
+	 * nothing else waits there. Before any idle CPU: the wakee then reads
+	 * what its waker wrote in one run once the waker blocks, instead of
+	 * waking an idle CPU per message (hackbench, BENCHMARKS.md session 29).
+	 * It does not preempt its waker (ops.enqueue).
+	 */
+	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
+	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
+	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
+		stat_inc(STAT_WAKE_SYNC);
+		if (tctx)
+			tctx->sync_placed = 1;
+		return this;
 	}
 
 	recent = tctx ? tctx->recent_cpu : -1;
@@ -279,16 +296,6 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 		}
 	}
 
-	/* the waker goes to sleep and leaves its CPU, with a warm cache, to us */
-	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
-	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
-	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
-		stat_inc(STAT_WAKE_SYNC);
-		if (tctx)
-			tctx->sync_placed = 1;
-		return this;
-	}
-
 	/*
 	 * Nothing idle. A sync wakeup goes to its waker's CPU when that is no
 	 * busier than prev once the waker sleeps (the fair class's
@@ -304,6 +311,9 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	}
 	/* else stay where the cache is warm rather than pile on the waker */
 	stat_inc(STAT_WAKE_NONE);
+	/* a wakee pulled across LLCs (its target is the waker's CPU) waits there: that LLC was picked */
+	if (target == this && !cpu_released(this))
+		return this;
 	/* unless RT/DL holds prev: nothing of ours runs there for now */
 	if (cpu_released(prev) && llc >= 0 && (cpu = least_loaded_cpu(p, cpu_llc(prev))) >= 0)
 		return cpu;
@@ -421,7 +431,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A woken or new task owed time runs soon, not after every queued hog;
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
-	owed = (wakeup || new || kthread) && !affine &&
+	owed = (wakeup || new || kthread) && !affine && !sync_placed &&
 	       vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns());
 	/*
 	 * Owed time on its own CPU, and first in line there: straight to that

@@ -293,7 +293,7 @@ counter_fields! {
     keep_prev = sis_stat_STAT_KEEP_PREV: "Times prev kept its CPU at the end of its slice: nothing queued, or still the lowest vtime",
     kick_idle = sis_stat_STAT_KICK_IDLE: "Idle CPUs kicked after an enqueue",
     wake_prev = sis_stat_STAT_WAKE_PREV: "ttwu placed on the idle wake-affine target or prev",
-    wake_sync = sis_stat_STAT_WAKE_SYNC: "ttwu placed on the waker's CPU (sync, waker about to idle)",
+    wake_sync = sis_stat_STAT_WAKE_SYNC: "ttwu placed on the waker's CPU (sync, nothing else queued there)",
     wake_recent = sis_stat_STAT_WAKE_RECENT: "ttwu placed on the idle recently used CPU",
     wake_scan = sis_stat_STAT_WAKE_SCAN: "ttwu placed by the LLC scan",
     wake_fork_exec = sis_stat_STAT_WAKE_FORK_EXEC: "fork/exec placements (idlest LLC, then scan)",
