@@ -224,9 +224,9 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 }
 
 /*
- * ttwu (select_idle_sibling's order): the wake-affine target or prev if idle
- * and cache-affine; on a sync wakeup, the waker's CPU when nothing waits
- * there; a recently used CPU; the LLC scan around the target.
+ * ttwu, in select_idle_sibling's order but for the sync step: the wake-affine
+ * target or prev if idle and cache-affine; on a sync wakeup, the waker's CPU
+ * when nothing waits there; a recently used CPU; the LLC scan around the target.
  */
 __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wake_flags,
 				    bool *idle)
