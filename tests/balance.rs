@@ -120,6 +120,43 @@ fn light_cgroup_tasks_balance_too() {
 }
 
 #[test]
+fn a_light_waiting_task_evens_a_gap_its_running_neighbour_hides() {
+    // fair-nice8 (one nice-0 and one nice-10 hog per CPU) ended with a nice-0 hog alone on one
+    // CPU and another running with two nice-10 ones waiting: the gap (two nice-10 weights less
+    // one) is below the mean of all three tasks, but a waiting nice-10 hog moves across it
+    const T: u64 = (sis_consts_SIS_WEIGHT_DFL as u64) << sis_consts_SIS_LOAD_SHIFT;
+    let n10 = T * 110 / 1024;
+    let mut s = sis([0; 16]);
+    for cpu in 0..16 {
+        s.set_sched(cpu, |c| {
+            c.load = T + n10;
+            c.nr_runnable = 2;
+        });
+        s.ovl_set(cpu);
+    }
+    s.ovl_clear(0);
+    s.set_sched(0, |c| {
+        c.load = T;
+        c.nr_runnable = 1;
+    });
+    s.set_sched(5, |c| {
+        c.load = T + 2 * n10;
+        c.nr_runnable = 3;
+        c.curr_started = 1;
+        c.curr_weight = T as u32;
+    });
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
+    assert_eq!((p.victim, p.gap), (5, 2 * n10), "{p:?}");
+    // a nice-10 hog runs there: a nice-0 and a nice-10 one wait, of mean weight over the gap
+    s.set_sched(5, |c| c.curr_weight = n10 as u32);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, -1);
+    // nothing of ours runs there: the mean of all three, over the gap too
+    s.set_sched(5, |c| c.curr_started = 0);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 3 * INTERVAL).victim, -1);
+}
+
+#[test]
 fn even_cpus_stay() {
     let mut s = sis([200; 16]);
     let p = s.balance_pick(3, 1000 * MS);
