@@ -50,8 +50,9 @@ static __always_inline bool can_steal(const struct task_struct *p, s32 cpu)
 /*
  * Whether @p, queued on @victim, may move to @cpu now (steal_from_rank's
  * test). A global function: inline, 6.12's verifier walked the DSQ loop's
- * body ~110 times before its states converged (15.6k of dispatch's 29.5k
- * instructions); a call returns an unknown scalar, and the loop converges.
+ * body ~110 times before its states converged (15.6k of the 25.4k
+ * instructions its log counted in dispatch); a call returns an unknown
+ * scalar, and the loop converges.
  */
 __noinline int steal_candidate(struct task_struct *p __arg_trusted, s32 cpu, s32 victim, u64 gap,
 			       int rank)
