@@ -16,7 +16,14 @@
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
- *    the idlest LLC (seed 001's idlest group / idlest CPU), not to prev.
+ *    the idlest LLC (seed 001's idlest group / idlest CPU), not to prev;
+ *  - rotation: when tasks do not divide among CPUs (17 hogs on 8 CPUs), no
+ *    pull evens them out, and the tasks of the one busier CPU would get a
+ *    third of it while the others get half. A busier CPU whose slice ended
+ *    sends that task, the one just served, to a CPU one task lighter, at
+ *    most once every BAL_ROTATE_EVERY slices per LLC (and to another LLC
+ *    every BAL_XLLC_EVERY rotations): the extra seat moves around, and the
+ *    shares even out over time as under the fair class's balancing.
  * Decisions only: the move (a DSQ walk, scx kfuncs) is steal.bpf.h's.
  * Needs no sched_ext type: the host tests include it too.
  */
@@ -24,6 +31,7 @@
 #define __SIS_BALANCE_BPF_H
 
 #define BAL_XLLC_EVERY	4
+#define BAL_ROTATE_EVERY	4	/* slices between an LLC's rotations */
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
 const volatile bool balance_on = true;
@@ -338,6 +346,142 @@ __noinline int idlest_llc(s32 prev)
 		}
 	}
 	return best;
+}
+
+/*
+ * Moving a task of @weight across a load @gap only swaps which side is
+ * busier, no wider than now by the margin: a rotation, not a balancing move
+ * (balance_may_move), which needs the gap to narrow.
+ */
+static __always_inline bool balance_may_rotate(u64 weight, u64 gap)
+{
+	return gap && weight * 100 <= gap * (100 + BAL_MARGIN_PCT);
+}
+
+/*
+ * @nr tasks of @weight each make up @load: off by less than half a task, so
+ * that one nice-10 task (a tenth of a nice-0 one) among any number of nice-0
+ * ones shows.
+ */
+static __always_inline bool load_of_equals(u64 load, u32 nr, u64 weight)
+{
+	u64 expect = nr * weight;
+
+	return (load > expect ? load - expect : expect - load) * 2 < weight;
+}
+
+/*
+ * Every task of @llc weighs @weight, by the margin. Rotation is for tasks of
+ * one weight. With nice 0 and nice 10 mixed, moving a nice-0 task from
+ * beside a nice-10 one to a nice-10 one alone is neutral by load, but leaves
+ * that one a CPU of its own (fair-nice8 9.3 -> 6.2); and rotations among
+ * even the CPUs of one weight move the busier CPU around, so the pulls that
+ * even out the mixed ones (balance_may_move), which need the same busiest
+ * CPU in two looks, came less often (fair-nice8 9.3 -> 8.1).
+ */
+static __always_inline bool llc_of_equals(u32 llc, u64 weight)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	u64 load = 0;
+	u32 nr = 0, pos;
+
+	if (!lt)
+		return false;
+	bpf_for(pos, 0, SIS_MAX_LLC_CPUS) {
+		struct cpu_sched *c;
+
+		if (pos >= lt->nr_cpus)
+			break;
+		c = cpu_sched(llc_cpu_at(llc, pos));
+		if (!c)
+			continue;
+		load += READ_ONCE(c->load);
+		nr += READ_ONCE(c->nr_runnable);
+	}
+	return load_of_equals(load, nr, weight);
+}
+
+/*
+ * A CPU of @llc drawn at random, if it runs fewer tasks than @cpu and @p
+ * may rotate there, or -1. One draw, not a walk: every slice end of a busy
+ * CPU asks, and on evenly loaded CPUs the answer is always no.
+ */
+static __always_inline s32 rotate_to_in(struct task_struct *p, s32 cpu, u32 llc, u64 weight)
+{
+	struct cpu_sched *c = cpu_sched(cpu), *t;
+	struct llc_topo *lt = llc_topo(llc);
+	s32 to;
+
+	if (!lt || !lt->nr_cpus || !c)
+		return -1;
+	to = llc_cpu_at(llc, bpf_get_prandom_u32() % lt->nr_cpus);
+	if (to < 0 || to == cpu || !(t = cpu_sched(to)))
+		return -1;
+	if (READ_ONCE(t->nr_runnable) >= READ_ONCE(c->nr_runnable) ||
+	    !balance_may_rotate(weight, load_gap(READ_ONCE(c->load), READ_ONCE(t->load))) ||
+	    !load_of_equals(READ_ONCE(c->load), READ_ONCE(c->nr_runnable), weight) ||
+	    READ_ONCE(t->released) || !sis_allowed(p, to) || !llc_of_equals(llc, weight))
+		return -1;
+	return to;
+}
+
+/* @llc carries, per CPU, a task of @weight more than @other: the extra seat may cross. */
+static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
+{
+	u64 mine, theirs;
+	u32 n_mine, n_other;
+
+	mine = llc_load(llc, &n_mine);
+	theirs = llc_load(other, &n_other);
+	if (!n_mine || !n_other)
+		return false;
+	return balance_may_rotate(weight, load_gap(mine, theirs * n_mine / n_other));
+}
+
+/*
+ * @p, runnable since @runnable_at, ended a whole slice on @cpu with others
+ * waiting there: the CPU to rotate it to (queued there by ops.enqueue), or -1. Rate-limited per LLC; another
+ * LLC first when a crossing is due.
+ */
+__noinline int balance_rotate_target(struct task_struct *p __arg_trusted, s32 cpu, u64 weight,
+				     u64 runnable_at, u64 now)
+{
+	u64 period = BAL_ROTATE_EVERY * slice_ns;
+	struct cpu_sched *c = cpu_sched(cpu);
+	s32 llc = cpu_llc(cpu), to = -1;
+	struct llc_ctx *l;
+	u32 other;
+
+	if (!balance_on || llc < 0 || !c || !(l = llc_ctx(llc)))
+		return -1;
+	/*
+	 * Only a CPU hog: a task that used a whole slice since its last charge
+	 * and has not slept for a rotation period. A task that sleeps gets its
+	 * share through its wakeups' placement; rotating hackbench's tasks
+	 * (200-300 rotations a run) cost it 11-15% of its speed.
+	 */
+	if (now - READ_ONCE(c->curr_started) < slice_ns || now - runnable_at < period)
+		return -1;
+	if (now - READ_ONCE(l->last_rotate) < period)
+		return -1;
+	if (nr_llcs > 1 && now - READ_ONCE(l->last_xrotate) >= BAL_XLLC_EVERY * period) {
+		other = (llc + 1 + bpf_get_prandom_u32() % (nr_llcs - 1)) % nr_llcs;
+		to = rotate_to_in(p, cpu, other, weight);
+		/* the LLC as a whole must carry the extra task too, not just this CPU */
+		if (to >= 0 && (!llc_may_rotate(llc, other, weight) || !llc_of_equals(llc, weight)))
+			to = -1;
+		if (to >= 0) {
+			WRITE_ONCE(l->last_xrotate, now);
+			stat_inc(STAT_BALANCE_ROTATE_XLLC);
+		}
+	}
+	if (to < 0)
+		to = rotate_to_in(p, cpu, llc, weight);
+	if (to < 0)
+		return -1;
+	WRITE_ONCE(l->last_rotate, now);
+	stat_inc(STAT_BALANCE_ROTATE);
+	return to;
 }
 
 #endif /* __SIS_BALANCE_BPF_H */

@@ -55,7 +55,9 @@ struct llc_ctx {
 	u64 gen;		/* bumped on reset: expires every cached filter_gen */
 	u32 has_idle_cores;	/* hint: a fully idle core may exist */
 	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
-	u64 __pad[6];
+	u64 last_rotate;	/* when a task of this LLC last rotated (balance.bpf.h) */
+	u64 last_xrotate;	/* ... to another LLC */
+	u64 __pad[4];
 };
 
 /*
@@ -176,6 +178,8 @@ enum sis_stat {
 	STAT_BALANCE_NO_GAP,		/* ... that found no busier overloaded CPU to pull from */
 	STAT_BALANCE_UNMOVABLE,		/* ... that found one, but no queued task whose move narrows it */
 	STAT_BALANCE_UNCONFIRMED,	/* ... that found one the look before had not: no pull yet */
+	STAT_BALANCE_ROTATE,		/* slice ends that sent prev to a CPU one task lighter (rotation) */
+	STAT_BALANCE_ROTATE_XLLC,	/* ... of another LLC */
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
@@ -264,7 +268,7 @@ struct balance_args {
 	u32 llc;
 	u64 now;
 	u64 weight;		/* may_move */
-	u64 gap;		/* in: may_move; out: the pick's gap */
+	u64 gap;		/* in: may_move; out: the pick's gap; rotate: runnable since */
 	s32 victim;		/* out: pick victim / least-loaded CPU / idlest LLC */
 	u32 xllc;
 	s32 ret;		/* may_move: 1 / 0 */

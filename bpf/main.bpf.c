@@ -74,6 +74,8 @@ struct task_ctx {
 	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
 	u32 affine_placed;	/* queued behind its waker (sync, nothing idle): no preemption */
+	s32 rotate_to;		/* its slice ended and it rotates there (balance.bpf.h); -1: no */
+	u64 runnable_at;	/* when it last woke (or was forked): only hogs rotate */
 	struct task_cg cg;	/* cgroup cpu.weight accounting (cgroup.bpf.h) */
 };
 
@@ -398,11 +400,53 @@ static __always_inline bool dsq_first_by_vtime(s32 cpu, u64 vtime)
 	return !dsq_head_vtime(cpu, &head) || vtime_before(vtime, head);
 }
 
+/*
+ * @p rotates (sis_dispatch gave its CPU away at its slice end): the CPU it
+ * rotates to, if it still may go there, else @cpu.
+ */
+static __always_inline s32 rotate_cpu(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+				      bool wakeup)
+{
+	s32 to = tctx->rotate_to;
+
+	if (wakeup || is_migration_disabled(p) || !sis_allowed(p, to) || cpu_released(to))
+		return cpu;
+	return to;
+}
+
+/*
+ * At @prev's slice end on @cpu, with others waiting there: should it rotate
+ * to a CPU one task lighter (balance.bpf.h)? If so, sis_enqueue queues it there.
+ */
+static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, u64 now)
+{
+	struct task_ctx *tctx;
+	s32 to;
+
+	if (gb_enabled || prev->nr_cpus_allowed == 1 || is_migration_disabled(prev) ||
+	    is_pcpu_kthread(prev) || scx_bpf_dsq_nr_queued(cpu) <= 0 ||
+	    !(tctx = lookup_task_ctx(prev)))
+		return false;
+	to = balance_rotate_target(prev, cpu, tctx_load_weight(prev, tctx), tctx->runnable_at, now);
+	if (to < 0)
+		return false;
+	tctx->rotate_to = to;
+	return true;
+}
+
+static __always_inline void rotate_cancel(struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		tctx->rotate_to = -1;
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false, affine = false, sync_placed = false, owed;
+	bool gb_kick = false, affine = false, sync_placed = false, rotated = false, owed;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -418,6 +462,11 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	/* a slice ended outside its group's partition: into it if there is room */
 	if (gb_enabled && !wakeup && p->nr_cpus_allowed > 1 && !is_migration_disabled(p))
 		cpu = gb_enqueue_cpu(p, cpu, tctx_load_weight(p, tctx), &gb_kick);
+	if (tctx && tctx->rotate_to >= 0) {
+		cpu = rotate_cpu(p, tctx, cpu, wakeup);
+		rotated = cpu == tctx->rotate_to;
+		tctx->rotate_to = -1;
+	}
 	if (tctx) {
 		new = tctx->new_task;
 		tctx->new_task = 0;
@@ -426,6 +475,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		sync_placed = tctx->sync_placed;
 		tctx->sync_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
+		/* its weight leaves the busier CPU now: the next looks see the new loads */
+		if (rotated && tctx->ts.load_cpu >= 0)
+			load_account(&tctx->ts, cpu, tctx->ts.load_weight);
 	}
 	/*
 	 * A woken or new task owed time runs soon, not after every queued hog;
@@ -499,7 +551,7 @@ static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev)
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
-	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED);
+	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED), rotating;
 
 	/*
 	 * A grouped task whose slice ended outside its partition gives way
@@ -515,7 +567,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
 		return;
 	}
-	if (prev_on && prev_goes_on(cpu, prev)) {
+	/*
+	 * Or it gives its CPU to the next task and rotates (balance.bpf.h):
+	 * the kernel passes it to ops.enqueue once a task is in the local DSQ.
+	 */
+	rotating = prev_on && rotate_prev(cpu, prev, scx_bpf_now());
+	if (prev_on && !rotating && prev_goes_on(cpu, prev)) {
 		stat_inc(STAT_KEEP_PREV);
 		prev->scx.slice = slice_ns;
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
@@ -526,6 +583,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
 		return;
 	}
+	/* nothing came to the local DSQ: prev runs on here, it does not rotate */
+	if (rotating)
+		rotate_cancel(prev);
 	overload_clear(cpu);
 
 	/* nothing queued here after all (moved away meanwhile): prev goes on */
@@ -576,6 +636,7 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 
 	if (!tctx)
 		return;
+	tctx->runnable_at = scx_bpf_now();
 	cg_account(&tctx->cg, p->scx.weight);
 	load_account(&tctx->ts, scx_bpf_task_cpu(p), task_weight(p, tctx));
 }
@@ -745,6 +806,8 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->sync_placed = 0;
 	tctx->new_task = 0;
 	tctx->affine_placed = 0;
+	tctx->rotate_to = -1;
+	tctx->runnable_at = 0;
 	tctx->cg = (struct task_cg){};
 	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
 	if (bpf_core_field_exists(args->cgroup) && args->cgroup) {

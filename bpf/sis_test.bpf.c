@@ -257,6 +257,13 @@ int test_least_loaded(struct balance_args *a)
 }
 
 SEC("syscall")
+int test_rotate(struct balance_args *a)
+{
+	a->victim = balance_rotate_target(bpf_get_current_task_btf(), a->cpu, a->weight, a->gap, a->now);
+	return 0;
+}
+
+SEC("syscall")
 int test_idlest_llc(struct balance_args *a)
 {
 	a->victim = idlest_llc(a->cpu);

@@ -326,6 +326,8 @@ counter_fields! {
     balance_no_gap = sis_stat_STAT_BALANCE_NO_GAP: "Balance looks that found no load gap worth a move",
     balance_unmovable = sis_stat_STAT_BALANCE_UNMOVABLE: "Balance looks with a gap but no queued task whose move narrows it",
     balance_unconfirmed = sis_stat_STAT_BALANCE_UNCONFIRMED: "Balance looks whose busier CPU the look before had not found (a gap that may not last): no pull yet",
+    balance_rotations = sis_stat_STAT_BALANCE_ROTATE: "Slice ends that sent the task just served to a CPU one task lighter (rotation: the extra seat moves when tasks do not divide among CPUs)",
+    balance_rotations_xllc = sis_stat_STAT_BALANCE_ROTATE_XLLC: "Rotations to a CPU of another LLC",
     fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
     released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
@@ -394,7 +396,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
+            "          preempt {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.balance_pulls,
             self.balance_pulls_xllc,
@@ -402,6 +404,8 @@ impl Metrics {
             self.balance_no_gap,
             self.balance_unmovable,
             self.balance_unconfirmed,
+            self.balance_rotations,
+            self.balance_rotations_xllc,
             self.fork_least_loaded,
             self.released_redirects,
             self.idle_reconciled,

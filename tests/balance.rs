@@ -261,3 +261,115 @@ fn sync_wakee_joins_its_waker_unless_the_waker_cpu_is_busier() {
     waker_runs(&mut s, 1, 4 * T);
     assert!(!s.wake_affine(1, 5, 2 * T), "a weight-200 wakee tips it");
 }
+
+const ROTATE_EVERY: u64 = 4 * INTERVAL; // BAL_ROTATE_EVERY slices
+
+/// Where `cpu`'s task of `weight` rotates to over `tries` slice ends a rotation period apart.
+fn rotations(s: &mut Sis, cpu: usize, weight: u64, tries: u64) -> Vec<i32> {
+    (1..=tries).map(|i| s.rotate(cpu, weight, 1000 * MS + i * ROTATE_EVERY)).collect()
+}
+
+#[test]
+fn the_extra_seat_rotates_to_a_lighter_cpu() {
+    // 17 nice-0 hogs on 16 CPUs: CPU 3 runs two, every other CPU one. No pull evens that out
+    // (a move only swaps the imbalance), so the two on CPU 3 would get half a CPU each for good.
+    let mut l = [100; 16];
+    l[3] = 200;
+    let mut s = sis(l);
+    let to = rotations(&mut s, 3, 100, 64);
+    assert!(to.iter().all(|&t| t != 3), "{to:?}");
+    let moved: Vec<i32> = to.iter().copied().filter(|&t| t >= 0).collect();
+    assert!(moved.len() >= 32, "a target at most draws apart: {to:?}");
+    assert!(moved.iter().any(|&t| t < 8) && moved.iter().any(|&t| t >= 8), "both LLCs: {to:?}");
+    // at most one rotation per LLC and period
+    let mut s = sis(l);
+    let t0 = 1000 * MS;
+    let first = (0..16).map(|i| t0 + i * ROTATE_EVERY).find(|&t| s.rotate(3, 100, t) >= 0);
+    let t = first.expect("no rotation in 16 periods");
+    assert_eq!(s.rotate(3, 100, t + ROTATE_EVERY / 2), -1, "rate-limited");
+    assert_eq!(s.rotate(2, 100, t + ROTATE_EVERY / 2), -1, "per LLC, not per CPU");
+    // only after a whole slice since the last charge: not a task preempted early (hackbench)
+    let mut s = sis(l);
+    let t1 = 1000 * MS + ROTATE_EVERY;
+    s.set_sched(3, |c| c.curr_started = t1 - INTERVAL / 2);
+    assert!((0..32).all(|_| s.rotate(3, 100, t1) == -1), "half a slice: stays");
+    s.set_sched(3, |c| c.curr_started = t1 - INTERVAL);
+    let to = (0..16).map(|i| s.rotate(3, 100, t1 + i * ROTATE_EVERY)).find(|&t| t >= 0);
+    assert!(to.is_some(), "a whole slice: rotates");
+    // a task that slept within the period (hackbench's) stays: its wakeups place it
+    let mut s = sis(l);
+    let t2 = 1000 * MS + ROTATE_EVERY;
+    assert!((0..32).all(|_| s.rotate_since(3, 100, t2 - ROTATE_EVERY / 2, t2) == -1));
+    let to = (0..16).map(|i| s.rotate_since(3, 100, t2 - ROTATE_EVERY, t2 + i * ROTATE_EVERY)).find(|&t| t >= 0);
+    assert!(to.is_some(), "runnable for a whole period: rotates");
+}
+
+#[test]
+fn even_cpus_do_not_rotate() {
+    let mut s = sis([200; 16]);
+    let to = rotations(&mut s, 5, 100, 64);
+    assert!(to.iter().all(|&t| t == -1), "{to:?}");
+}
+
+#[test]
+fn only_tasks_of_one_weight_rotate() {
+    // fair-nice8's stray state: a nice-0 (100) beside a nice-10 hog (11) on CPU 0, a nice-10 hog
+    // alone on CPU 1. Sending the nice-0 one over is neutral by load, but leaves the nice-10 one
+    // a CPU of its own (an earlier build: fair-nice8 9.3 -> 6.2); pulls even mixed weights out
+    let mut l = [111; 16];
+    l[1] = 11;
+    let mut s = sis(l);
+    for c in 0..16 {
+        s.set_sched(c, |x| x.nr_runnable = if c == 1 { 1 } else { 2 });
+    }
+    let heavy = rotations(&mut s, 0, 100, 64);
+    assert!(heavy.iter().all(|&t| t == -1), "{heavy:?}");
+    // nice-10 hogs alone rotate like nice-0 ones: 3 on CPU 0, 2 on every other CPU
+    let mut s = sis([22; 16]);
+    s.set_sched(0, |x| {
+        x.load = 33;
+        x.nr_runnable = 3;
+    });
+    for c in 1..16 {
+        s.set_sched(c, |x| x.nr_runnable = 2);
+    }
+    let light = rotations(&mut s, 0, 11, 64);
+    assert!(light.iter().filter(|&&t| t > 0).count() >= 32, "{light:?}");
+    // 3 nice-0 hogs on CPU 0 and 2 on the others, but a pair of nice-10 ones on CPU 5 of the
+    // same LLC: the LLC's weights are mixed, and pulls need the busiest CPU to stay put
+    let mut l = [200; 16];
+    l[0] = 300;
+    l[5] = 22;
+    let mut s = sis(l);
+    s.set_sched(5, |x| x.nr_runnable = 2);
+    let mixed = rotations(&mut s, 0, 100, 64);
+    assert!(mixed.iter().all(|&t| t == -1), "{mixed:?}");
+    s.set_sched(5, |x| x.load = 200);
+    assert!(rotations(&mut s, 0, 100, 64).iter().any(|&t| t > 0), "once the LLC is of one weight");
+}
+
+#[test]
+fn the_extra_seat_crosses_only_to_a_lighter_llc() {
+    // LLC 0 carries 800 like LLC 1 (CPU 1 is empty): CPU 0 is busier than any CPU of LLC 1,
+    // but crossing would only make LLC 1 the busier one by a whole task
+    let mut l = [100; 16];
+    l[0] = 200;
+    l[1] = 0;
+    let mut s = sis(l);
+    let to = rotations(&mut s, 0, 100, 128);
+    assert!(to.iter().all(|&t| t < 8 && t != 0), "{to:?}");
+    assert!(to.contains(&1), "{to:?}");
+}
+
+#[test]
+fn a_pinned_task_does_not_rotate() {
+    let mut l = [100; 16];
+    l[3] = 200;
+    let mut s = sis(l);
+    s.allow(&[3]);
+    assert!(rotations(&mut s, 3, 100, 32).iter().all(|&t| t == -1));
+    // nor to a CPU taken by RT/DL
+    s.allow(&[2, 3]);
+    s.set_sched(2, |c| c.released = 1);
+    assert!(rotations(&mut s, 3, 100, 32).iter().all(|&t| t == -1));
+}

@@ -7,6 +7,9 @@
 //!   mean nice-10 CPU time (placement decides it, so compare with EEVDF's).
 //! - `fair-spread`: 3 hogs per CPU forked by one parent; the worst hog's distance from the mean
 //!   CPU time, in % of the mean (lower is better).
+//! - `fair-odd`: one hog per CPU and one more, forked by one parent: no placement divides them,
+//!   so only moving them around (the fair class's balancing; scx_sis's rotation) evens out their
+//!   CPU time; the worst hog's distance from the mean, in % of the mean (lower is better).
 //! - `fair-fork`, `fair-sleep`: with 2 hogs per CPU, fork+exec+wait of /bin/true per second and
 //!   completed 50 ms sleeps per second (higher is better). The fork loop does at least 5
 //!   (one op can take seconds in a saturated TCG guest), within 4x the window.
@@ -44,7 +47,7 @@ use crate::error::usage_err;
 
 /// `--suite fairness` expands to these, in this order.
 pub const ALL: &str = "fairness";
-pub const NAMES: &[&str] = &["fair-nice1", "fair-nice8", "fair-spread", "fair-fork", "fair-sleep"];
+pub const NAMES: &[&str] = &["fair-nice1", "fair-nice8", "fair-spread", "fair-odd", "fair-fork", "fair-sleep"];
 /// `--suite cgroups` expands to these.
 pub const ALL_CG: &str = "cgroups";
 pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide"];
@@ -75,6 +78,7 @@ pub enum Case {
     Nice1,
     Nice8,
     Spread,
+    Odd,
     Fork,
     Sleep,
     CgWeight,
@@ -84,10 +88,11 @@ pub enum Case {
     GbWide,
 }
 
-const CASES: [Case; 10] = [
+const CASES: [Case; 11] = [
     Case::Nice1,
     Case::Nice8,
     Case::Spread,
+    Case::Odd,
     Case::Fork,
     Case::Sleep,
     Case::CgWeight,
@@ -103,6 +108,7 @@ impl Case {
             Case::Nice1 => "fair-nice1",
             Case::Nice8 => "fair-nice8",
             Case::Spread => "fair-spread",
+            Case::Odd => "fair-odd",
             Case::Fork => "fair-fork",
             Case::Sleep => "fair-sleep",
             Case::CgWeight => "cg-weight",
@@ -142,7 +148,7 @@ pub struct ProbeArgs {
 pub fn durations(case: Case, sc: &Scale) -> (u32, f64) {
     let secs = sc.duration_s.unwrap_or(if sc.quick { 2 } else { 5 });
     // cg-wide too: the hogs join their cgroups after fork, then balancing must spread them
-    let settles = matches!(case, Case::Spread | Case::CgWide | Case::GbWide);
+    let settles = matches!(case, Case::Spread | Case::Odd | Case::CgWide | Case::GbWide);
     let secs = if settles { secs.max(SPREAD_MIN_SECS) } else { secs };
     let warm = match (settles, sc.quick) {
         (true, false) => 2.0,
@@ -179,6 +185,14 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
             "%",
             Direction::LowerIsBetter,
             (SPREAD_PER_CPU * n).to_string(),
+        ),
+        Case::Odd => (
+            "fair-odd-saturated",
+            "worst hog's |CPU time - mean| / mean, one hog per CPU and one more, forked by one parent (rows: hogs)"
+                .into(),
+            "%",
+            Direction::LowerIsBetter,
+            (n + 1).to_string(),
         ),
         Case::Fork => (
             "fair-fork-under-hogs",
@@ -249,7 +263,7 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
         Case::Nice8 => Some(NICE8_IDEAL),
         Case::CgWeight | Case::CgWide | Case::GbWide => Some(3.0),
         Case::CgThreads => Some(1.0),
-        Case::Spread | Case::Fork | Case::Sleep | Case::CgNested => None,
+        Case::Spread | Case::Odd | Case::Fork | Case::Sleep | Case::CgNested => None,
     };
     Suite {
         name: case.suite_name().into(),
@@ -487,7 +501,7 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
 }
 
 /// The counters that show what a CPU's slice ends did (stats.rs has their meaning).
-const BALANCE_COUNTERS: [(&str, u32); 9] = {
+const BALANCE_COUNTERS: [(&str, u32); 11] = {
     use crate::bpf_intf::*;
     [
         ("keep_prev", sis_stat_STAT_KEEP_PREV),
@@ -498,6 +512,8 @@ const BALANCE_COUNTERS: [(&str, u32); 9] = {
         ("unconfirmed", sis_stat_STAT_BALANCE_UNCONFIRMED),
         ("pull", sis_stat_STAT_BALANCE_PULL),
         ("pull_xllc", sis_stat_STAT_BALANCE_PULL_XLLC),
+        ("rotate", sis_stat_STAT_BALANCE_ROTATE),
+        ("rotate_xllc", sis_stat_STAT_BALANCE_ROTATE_XLLC),
         ("steal", sis_stat_STAT_STEAL_SUCCESS),
     ]
 };
@@ -722,6 +738,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
             }
         }
         Case::Spread => (0..SPREAD_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
+        Case::Odd => (0..n + 1).try_for_each(|_| hogs.spawn(0, None))?,
         Case::Fork | Case::Sleep => (0..RESPONSIVE_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
         Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide | Case::GbWide => {
             let t = cgs.as_mut().unwrap();
@@ -816,7 +833,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         }
         (Case::Nice1, _) => mean_ratio(&by_nice(0), &by_nice(NICE1_OTHER)),
         (Case::Nice8, _) => mean_ratio(&by_nice(0), &by_nice(NICE8_OTHER)),
-        (Case::Spread, _) => worst_dev_pct(&ms),
+        (Case::Spread | Case::Odd, _) => worst_dev_pct(&ms),
         (Case::Fork | Case::Sleep, Some((count, secs))) => {
             println!("completed: {count} in {secs:.2} s");
             rate(count, secs)

@@ -27,6 +27,7 @@ pub const BUILTIN: &[&str] = &[
     "fair-nice1",
     "fair-nice8",
     "fair-spread",
+    "fair-odd",
     "fair-fork",
     "fair-sleep",
     // `cgroups` = every cg-* suite (fairness.rs): cgroup cpu.weight

@@ -309,6 +309,23 @@ impl Sis {
         a.victim
     }
 
+    /// Where the task of load `weight` whose slice ended on `cpu` rotates to at `now`, or -1; it
+    /// has been runnable since boot.
+    pub fn rotate(&mut self, cpu: usize, weight: u64, now: u64) -> i32 {
+        self.rotate_since(cpu, weight, 0, now)
+    }
+
+    /// ... runnable since `since` (its last wakeup).
+    pub fn rotate_since(&mut self, cpu: usize, weight: u64, since: u64, now: u64) -> i32 {
+        let mut a: BalanceArgs = zeroed();
+        a.cpu = cpu as i32;
+        a.weight = weight;
+        a.gap = since;
+        a.now = now;
+        Self::run(&mut self.skel.progs.test_rotate, &mut a);
+        a.victim
+    }
+
     pub fn idlest_llc(&mut self, prev: usize) -> i32 {
         let mut a: BalanceArgs = zeroed();
         a.cpu = prev as i32;
