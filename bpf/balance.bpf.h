@@ -402,8 +402,8 @@ static __always_inline bool llc_of_equals(u32 llc, u64 weight)
 }
 
 /*
- * A CPU of @llc drawn at random, if it runs fewer tasks than @cpu and @p
- * may rotate there, or -1. One draw, not a walk: every slice end of a busy
+ * A busy CPU of @llc drawn at random, if it runs fewer tasks than @cpu and
+ * @p may rotate there, or -1. One draw, not a walk: every slice end of a busy
  * CPU asks, and on evenly loaded CPUs the answer is always no.
  */
 static __always_inline s32 rotate_to_in(struct task_struct *p, s32 cpu, u32 llc, u64 weight)
@@ -417,7 +417,8 @@ static __always_inline s32 rotate_to_in(struct task_struct *p, s32 cpu, u32 llc,
 	to = llc_cpu_at(llc, bpf_get_prandom_u32() % lt->nr_cpus);
 	if (to < 0 || to == cpu || !(t = cpu_sched(to)))
 		return -1;
-	if (READ_ONCE(t->nr_runnable) >= READ_ONCE(c->nr_runnable) ||
+	/* an idle CPU is stealing's (steal.bpf.h): --steal off leaves it idle */
+	if (!READ_ONCE(t->nr_runnable) || READ_ONCE(t->nr_runnable) >= READ_ONCE(c->nr_runnable) ||
 	    !balance_may_rotate(weight, load_gap(READ_ONCE(c->load), READ_ONCE(t->load))) ||
 	    !load_of_equals(READ_ONCE(c->load), READ_ONCE(c->nr_runnable), weight) ||
 	    READ_ONCE(t->released) || !sis_allowed(p, to) || !llc_of_equals(llc, weight))
