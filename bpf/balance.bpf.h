@@ -441,8 +441,8 @@ static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
 
 /*
  * @p, runnable since @runnable_at, ended a whole slice on @cpu with others
- * waiting there: the CPU to rotate it to (queued there by ops.enqueue), or -1. Rate-limited per LLC; another
- * LLC first when a crossing is due.
+ * waiting there: the CPU to rotate it to (queued there by ops.enqueue), or
+ * -1. Rate-limited per LLC; another LLC first when a crossing is due.
  */
 __noinline int balance_rotate_target(struct task_struct *p __arg_trusted, s32 cpu, u64 weight,
 				     u64 runnable_at, u64 now)
