@@ -241,13 +241,15 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 		return prev;
 	/*
 	 * wake-affine: pull toward the waker only across LLCs and when allowed;
-	 * a sync wakee (its waker will block on it: pipes, sockets) always, any
-	 * other only when prev is busy and the waker's LLC is the less loaded
-	 * one: pulling those blindly under overload piles them onto their
-	 * wakers' CPUs.
+	 * a sync wakee (its waker will block on it: pipes, sockets) when its
+	 * waker is alone on its CPU (the fair class's wake_affine_idle), any
+	 * wakee when prev is busy and the waker's LLC is the less loaded one.
+	 * A sync wakee pulled whatever waits at its waker's CPU piled a whole
+	 * hackbench into one LLC while the other idled (BENCHMARKS.md, session 33).
 	 */
 	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
-	    (sync || (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
+	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
+	     (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
 		target = this;
 
 	/* prev may have left p->cpus_ptr since p last ran */

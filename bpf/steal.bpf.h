@@ -2,7 +2,8 @@
 /*
  * Steal-on-idle (seed 004): a CPU about to go idle walks its LLC's
  * overloaded map (overload.bpf.h) from the next CPU and moves the first
- * migratable task it finds, in next-to-run (vtime) order, to itself.
+ * migratable task it finds, in next-to-run (vtime) order, to itself; then,
+ * by default (steal-scope node), the maps of the other LLCs of its node.
  * Migratable: allowed here by p->cpus_ptr, not migration-disabled, not a
  * per-CPU kthread.
  * The same move serves balance_pull (balance.bpf.h decides whom to pull from).
@@ -17,8 +18,12 @@
 
 #include "llc_stats.bpf.h"
 
-/* writable: `scx_sis set steal-scope=`; in .data with the other knobs although 0 */
-u32 steal_scope SEC(".data") = STEAL_SCOPE_LLC;
+/*
+ * writable: `scx_sis set steal-scope=`. The node by default: with the LLC
+ * alone, one LLC idled while the other's CPUs had tasks waiting (BENCHMARKS.md,
+ * session 33); the own LLC is still walked first.
+ */
+u32 steal_scope SEC(".data") = STEAL_SCOPE_NODE;
 
 /* tasks stolen per LLC (of the thief) */
 struct {

@@ -34,7 +34,7 @@ impl Default for Knobs {
         Knobs {
             sis_mode: SisMode::Full,
             steal: StealMode::On,
-            steal_scope: StealScope::Llc,
+            steal_scope: StealScope::Node,
             oracle_every: bpf_intf::sis_consts_SIS_DFL_ORACLE_EVERY,
             slice_us: 3000,
             inject_error: false,
@@ -222,6 +222,6 @@ mod tests {
         assert_eq!(k.get(&Knob::Steal(StealMode::On)), Knob::Steal(StealMode::Off));
         k.set(Knob::InjectError(true));
         assert_eq!(k.get(&Knob::InjectError(false)), Knob::InjectError(true));
-        assert_eq!(k.summary(), "sis-mode=full steal=off steal-scope=llc oracle-every=16 slice-us=3000");
+        assert_eq!(k.summary(), "sis-mode=full steal=off steal-scope=node oracle-every=16 slice-us=3000");
     }
 }

@@ -66,8 +66,9 @@ struct Opts {
     #[arg(long, value_enum, default_value_t = StealMode::On)]
     steal: StealMode,
 
-    /// Where a CPU about to idle may steal: its LLC only, then its NUMA node, or anywhere.
-    #[arg(long, value_enum, default_value_t = StealScope::Llc)]
+    /// Where a CPU about to idle may steal: its LLC only, or its LLC first, then the other LLCs
+    /// of its NUMA node, or of any node.
+    #[arg(long, value_enum, default_value_t = StealScope::Node)]
     steal_scope: StealScope,
 
     /// Check one failed idle scan in N against the oracle (the kernel's idle mask, or the

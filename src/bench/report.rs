@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::model::{Results, RunRecord, Suite};
+use super::model::{HostInfo, Results, RunRecord, Suite};
 use super::statistics::{pct_change, significant, Direction, Summary};
 
 /// Decimals for a suite's means: 4 for times (seconds), 2 otherwise.
@@ -56,6 +56,18 @@ pub fn row_cells(res: &Results, suite: &Suite, param: &str) -> Vec<Cell> {
         .collect()
 }
 
+/// What a table from emulated CPUs measures. Single-threaded TCG (bench/run-vm.sh) runs every
+/// vCPU on one host thread: hackbench -g 8 under EEVDF took 2.1x (6.12) and 2.9x (7.3) longer on
+/// 8 vCPUs than on 1 (BENCHMARKS.md, session 33).
+const TCG_NOTE: &str = "qemu TCG (emulated CPUs): with one host thread for all vCPUs, throughput does not grow \
+with CPUs; a scheduler that leaves CPUs idle loses nothing here, so read throughput as the work a \
+scheduler adds (switches, cross-CPU moves, lock waits), not as parallel speed";
+
+/// The CPUs are qemu's TCG (its model name says so; under KVM it is the host's).
+fn emulated(host: &HostInfo) -> bool {
+    host.cpu_model.contains("QEMU TCG")
+}
+
 /// The whole report: a legend, then per suite its table, failed runs, the verdict against the
 /// baseline and the scx_sis telemetry footer; then skipped suites.
 pub fn format_report(res: &Results) -> String {
@@ -70,6 +82,9 @@ pub fn format_report(res: &Results) -> String {
         "# Amean for times (% > 0: faster), Hmean for rates (% > 0: higher), vs {}; *x%* = significant (Welch's t-test, 95%, two-sided)",
         res.variants.first().map_or("EEVDF", |v| v.name.as_str())
     );
+    if emulated(&res.host) {
+        let _ = writeln!(o, "# {TCG_NOTE}");
+    }
     if let Some(why) = &res.aborted {
         let _ = writeln!(o, "# INCOMPLETE: the session stopped early: {why}");
     } else if !res.complete {
@@ -443,6 +458,16 @@ pub(crate) mod tests {
             std::fs::write("/tmp/scx_sis-bench-table-got.txt", &got).unwrap();
         }
         assert_eq!(got, want, "table differs (got written to /tmp/scx_sis-bench-table-got.txt):\n{got}");
+    }
+
+    #[test]
+    fn a_table_from_emulated_cpus_says_what_it_measures() {
+        let mut res = sample();
+        assert!(!format_report(&res).contains("qemu TCG"));
+        res.host.cpu_model = "AMD QEMU TCG CPU version 2.5+".into();
+        let t = format_report(&res);
+        let line = t.lines().nth(2).unwrap();
+        assert!(line.starts_with("# qemu TCG (emulated CPUs)") && line.contains("not as parallel speed"), "{t}");
     }
 
     #[test]
