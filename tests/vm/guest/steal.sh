@@ -94,7 +94,7 @@ check "steal-scope node: no CPU without a spinner while another has two for over
 
 # hackbench (pipes: sync wakeups, 40 tasks per group) keeps every LLC busy. A sync wakee follows
 # its waker into the waker's LLC only when the waker has its CPU to itself; before that rule
-# (BENCHMARKS.md, session 33) one LLC idled 87-97% of hackbench while each CPU of the other had
+# (BENCHMARKS.md, session 33) one LLC idled 80-97% of hackbench while each CPU of the other had
 # some 30 tasks waiting. The idlest LLC's idle share above the busiest's, median of 3 runs, must
 # stay under LLC_GAP_MAX points (EEVDF: 1-3).
 if [ "$n_llc" -ge 2 ]; then
