@@ -16,13 +16,7 @@ import subprocess
 import sys
 import time
 
-
-def cpulist(s):
-    cpus = []
-    for part in s.strip().split(","):
-        a, _, b = part.partition("-")
-        cpus.extend(range(int(a), int(b or a) + 1))
-    return cpus
+from spread import cpulist  # beside this script
 
 
 def llcs():
@@ -31,7 +25,7 @@ def llcs():
         with open(path) as f:
             s = f.read().strip()
         seen[s] = cpulist(s)
-    return sorted(seen.values())
+    return sorted(seen.values(), key=min)
 
 
 def snap():
