@@ -4,7 +4,7 @@
 #
 #   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--sockets S --cores C --threads T]
 #                   [--memory SIZE] [--timeout SECS] [--bin PATH] [--out DIR] [--quick]
-#                   [-- BENCH-OPTIONS...]
+#                   [--mttcg [--retries N]] [-- BENCH-OPTIONS...]
 #
 # Without BENCH-OPTIONS it runs the full set: --suite hackbench,tbench,netperf,schbench --runs 5
 # --warmup 1 with the variants nofilter (--sis-mode linear), nofailprone (--sis-mode filter),
@@ -14,7 +14,12 @@
 # --bin: the scx_sis binary (default target/release/scx_sis; it is copied to target/vm-bin/ so a
 # rebuild during the run does not change it). It must have the `bench` subcommand.
 # --sockets/--cores/--threads/--memory go to tests/vm/vm.sh (e.g. 64 vCPUs in 8 LLCs).
-# Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died).
+# --mttcg: the parallel rig (vm.sh --mttcg: multi-threaded TCG on QEMU 10, vCPUs <= host cores;
+# default vCPUs: the host's cores). A boot whose guest kernel logged an Oops/BUG (rare there, at
+# a scheduler switch) is discarded, said so, and run again, up to --retries times (default 2);
+# each discarded boot's fault line goes to <out>/discarded-boots.txt.
+# Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died,
+# 123 the guest kernel faulted on every try).
 # The guest sees the host's root filesystem read-only with target/ writable: it writes to
 # target/bench-results/<stamp>/ and this script copies that to --out (default bench-results/<stamp>).
 set -uo pipefail
@@ -22,23 +27,34 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
 die() { echo "run-vm.sh: error: $*" >&2; exit 2; }
+# peers built by bench/setup-peers.sh
+PATH="$PATH:${SCX_SIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_sis}/peers/bin"
 
-kernel=7.3 cpus=8 timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=() vmopts=()
+kernel=7.3 cpus="" timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=() vmopts=()
+mttcg=0 retries=2 shape=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
     --cpus) cpus=${2:?}; shift 2 ;;
-    --sockets|--cores|--threads|--memory) vmopts+=("$1" "${2:?}"); shift 2 ;;
+    --sockets|--cores|--threads) vmopts+=("$1" "${2:?}"); shape=1; shift 2 ;;
+    --memory) vmopts+=("$1" "${2:?}"); shift 2 ;;
+    --mttcg) mttcg=1; vmopts+=(--mttcg); shift ;;
+    --retries) retries=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; bench=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
 
+# vCPUs: as given; else 8 (2 LLCs with SMT), on the parallel rig the host's cores (unless a
+# --sockets/--cores/--threads shape says how many)
+if [ -z "$cpus" ] && [ "$shape" = 0 ]; then
+  if [ "$mttcg" = 1 ]; then cpus=$(nproc); else cpus=8; fi
+fi
 [ -x "$bin" ] || die "scx_sis binary $bin not found: build it first (cargo build --release)"
 "$bin" bench --help >/dev/null 2>&1 || die "$bin has no 'bench' subcommand (is src/main.rs wired to scx_sis::bench?)"
 if [ -f "$kernel" ]; then kpath=$(realpath "$kernel"); else
@@ -66,14 +82,34 @@ if [ ${#bench[@]} -eq 0 ]; then
     echo "run-vm.sh: note: this scx_sis has no --steal option: no nosteal variant" >&2
   fi
   for p in scx_bpfland scx_cosmos; do
-    if command -v "$p" >/dev/null; then bench+=(--peer "$p"); else echo "run-vm.sh: note: $p not on PATH: no $p column" >&2; fi
+    if command -v "$p" >/dev/null; then bench+=(--peer "$p=$(command -v "$p")"); else echo "run-vm.sh: note: $p not on PATH: no $p column" >&2; fi
   done
 fi
 
-echo "run-vm.sh: $(basename "$kpath"), $cpus vCPUs: scx_sis bench ${bench[*]} --out $gout" >&2
-"$repo/tests/vm/vm.sh" --kernel "$kpath" --cpus "$cpus" "${vmopts[@]}" --timeout "$timeout" -- \
-  "$vbin" bench "${bench[@]}" --out "$gout"
-rc=$?
+echo "run-vm.sh: $(basename "$kpath"), ${cpus:-shape ${vmopts[*]}} vCPUs$([ "$mttcg" = 1 ] && echo ', multi-threaded TCG'): scx_sis bench ${bench[*]} --out $gout" >&2
+try=0 faults=()
+while :; do
+  "$repo/tests/vm/vm.sh" --kernel "$kpath" ${cpus:+--cpus "$cpus"} "${vmopts[@]}" --timeout "$timeout" \
+    --log "$gout.console.log" -- "$vbin" bench "${bench[@]}" --out "$gout"
+  rc=$?
+  fault=""
+  if [ "$mttcg" = 1 ]; then
+    fault=$(grep -m 1 -E 'Oops:|BUG:|kernel BUG at|general protection fault|Kernel panic' "$gout.console.log" 2>/dev/null)
+  fi
+  [ -n "$fault" ] || break
+  faults+=("$(date -Is) try $((try + 1)): ${fault#*] }")
+  echo "run-vm.sh: the guest kernel faulted ('${fault#*] }'): this boot's results are discarded" >&2
+  [ -d "$gout" ] && mv "$gout" "$gout.discarded-$try"
+  mv "$gout.console.log" "$gout.discarded-$try.console.log"
+  try=$((try + 1))
+  if [ "$try" -gt "$retries" ]; then
+    echo "run-vm.sh: faulted on all $try tries: giving up" >&2
+    rc=123; break
+  fi
+  echo "run-vm.sh: booting again (try $((try + 1)) of $((retries + 1)))" >&2
+done
+[ -f "$gout.console.log" ] && [ -d "$gout" ] && cp "$gout.console.log" "$gout/console.log"
+if [ ${#faults[@]} -gt 0 ] && [ -d "$gout" ]; then printf '%s\n' "${faults[@]}" > "$gout/discarded-boots.txt"; fi
 rm -f "$vbin"
 
 if [ -d "$gout" ]; then

@@ -6,6 +6,8 @@
 #   the VM (qemu-system-x86, udev, busybox-static) and test workloads (stress-ng, rt-tests,
 #   dbench, sysbench, linux-perf, tmux for the `top` test); netperf from bookworm non-free, through a
 #   temporary sources list, lists directory and cache (apt -o options): the machine's apt sources stay as they are.
+# - QEMU 10 from bookworm-backports (the same way), unpacked into ~/.cache/scx_sis/qemu10 for the
+#   parallel rig (multi-threaded TCG: tests/vm/vm.sh --mttcg).
 # - virtme-ng 1.42 from PyPI (Debian's 1.35 cannot boot these VMs): provides `vng`.
 # - Rust: cargo must already be there (Rust >= 1.91 via rustup); this script cannot install it.
 # Kernels for the VM come from tests/vm/kernels.sh (shared/, cache, or a 20-40 min build).
@@ -32,29 +34,56 @@ else
   say "Debian packages: all present"
 fi
 
-# netperf (bench suites netperf-udp/tcp) is only in Debian's non-free component. apt reads a
-# temporary sources list (bookworm main for its dependencies + non-free) into its own lists
-# directory, without the binary caches, so nothing of the machine's apt configuration or lists
-# changes; only netperf itself is installed.
+# apt_tmp SUITES COMPONENTS APT-ARGS...: run apt-get against a temporary sources list
+# ("deb ... SUITES COMPONENTS"), its own lists directory and no binary caches, so nothing of the
+# machine's apt configuration or lists changes: only what the command itself installs or downloads.
+apt_tmp() {
+  local suite=$1 comps=$2 tmp rc; shift 2
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/lists/partial"
+  # apt downloads as the unprivileged _apt user
+  chmod 755 "$tmp"; chown _apt "$tmp/lists/partial" 2>/dev/null || true
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite $comps" \
+    > "$tmp/sources.list"
+  local opts=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+              -o "Dir::State::Lists=$tmp/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+  $SUDO apt-get "${opts[@]}" update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${opts[@]}" "$@"
+  rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
+# netperf (bench suites netperf-udp/tcp) is only in Debian's non-free component (bookworm main
+# for its dependencies).
 if ! command -v netperf >/dev/null 2>&1 || ! command -v netserver >/dev/null 2>&1; then
   say "installing netperf from Debian bookworm non-free (temporary sources list)"
-  apt_tmp=$(mktemp -d)
-  trap 'rm -rf "$apt_tmp"' EXIT
-  mkdir -p "$apt_tmp/lists/partial"
-  # apt downloads as the unprivileged _apt user
-  chmod 755 "$apt_tmp"; chown _apt "$apt_tmp/lists/partial" 2>/dev/null || true
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main non-free" \
-    > "$apt_tmp/sources.list"
-  apt_opts=(-o "Dir::Etc::SourceList=$apt_tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
-            -o "Dir::State::Lists=$apt_tmp/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
-  $SUDO apt-get "${apt_opts[@]}" update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends netperf >/dev/null
-  rm -rf "$apt_tmp"; trap - EXIT
+  apt_tmp bookworm "main non-free" install -y -qq --no-install-recommends netperf >/dev/null
   # Debian's package starts a netserver daemon: the bench starts its own on another port
   command -v netserver >/dev/null 2>&1 || { echo "setup.sh: error: netperf installed but no netserver on PATH" >&2; exit 1; }
 else
   say "netperf: present"
 fi
+
+# QEMU 10 for the parallel rig (tests/vm/vm.sh --mttcg): bookworm's qemu 7.2 oopses guests under
+# multi-threaded TCG at sched_ext attach/detach (kernel text patching), QEMU 10 from
+# bookworm-backports has not in 32 cycles. It is unpacked into a cache directory, not installed:
+# the machine's qemu (which the serial rig and everything else use) and its apt sources stay as
+# they are, and QEMU 10's libraries are all bookworm's (installed with qemu-system-x86 above).
+# Its firmware (seabios 1.16.3, also from backports) is unpacked beside it; vm.sh passes -L.
+QEMU10_DIR=${SCX_SIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_sis}/qemu10
+if ! "$QEMU10_DIR/usr/bin/qemu-system-x86_64" --version 2>/dev/null | grep -q 'version 1[0-9]\.'; then
+  say "unpacking QEMU 10 from bookworm-backports into $QEMU10_DIR (temporary sources list)"
+  dl=$(mktemp -d); chmod 755 "$dl"; chown _apt "$dl" 2>/dev/null || true
+  (cd "$dl" && apt_tmp bookworm-backports main download -qq \
+     qemu-system-x86 qemu-system-common qemu-system-data seabios >/dev/null) ||
+    { rm -rf "$dl"; echo "setup.sh: error: could not download QEMU 10 from bookworm-backports" >&2; exit 1; }
+  rm -rf "$QEMU10_DIR.new"; mkdir -p "$QEMU10_DIR.new"
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$QEMU10_DIR.new"; done
+  rm -rf "$dl" "$QEMU10_DIR"; mv "$QEMU10_DIR.new" "$QEMU10_DIR"
+  missing_libs=$(ldd "$QEMU10_DIR/usr/bin/qemu-system-x86_64" | grep 'not found' || true)
+  [ -z "$missing_libs" ] || { echo "setup.sh: error: QEMU 10 lacks libraries: $missing_libs" >&2; exit 1; }
+fi
+say "$("$QEMU10_DIR/usr/bin/qemu-system-x86_64" --version | head -n 1) in $QEMU10_DIR"
 
 # virtme-ng from PyPI, pinned (Debian's 1.35 fails to boot these kernels)
 have_vng=$(vng --version 2>/dev/null | awk '{ print $2 }' || true)

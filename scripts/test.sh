@@ -2,7 +2,7 @@
 # Every test: host tests (cargo test: unit, topology fixtures, CLI, BPF mechanisms through
 # BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
 # tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis with 32 vCPUs in
-# 4 LLCs. Installs what it needs first.
+# 4 LLCs, then the parallel rig's smoke (tests/vm/mttcg_smoke.sh). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --long]
 # --long: the opt-in long mode (issue 11; hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
@@ -84,7 +84,10 @@ echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 
 echo "   (each run's output follows when all are done; meanwhile: tail -f $logs/*)"
 chain 6.12 & chain 7.3 &
 wait
-tally v6.12 v7.3 b6.12 b7.3
+# the parallel rig needs both host cores: after the serial chains
+echo "== the parallel rig's smoke (multi-threaded TCG, QEMU 10, 2 vCPUs): short A/B in blocks, both kernels"
+tests/vm/mttcg_smoke.sh --bin "$bin" 7.3 6.12 >"$logs/mttcg" 2>&1
+tally v6.12 v7.3 b6.12 b7.3 mttcg
 rm -rf "$logs"
 
 [ $host_rc -eq 0 ] || { echo "host tests failed (cargo test, fmt or clippy)"; fail=$((fail + 1)); }

@@ -32,6 +32,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
 
+    /// Run in blocks of N rounds: each scheduler attaches once per block and runs every suite and
+    /// parameter of those rounds, blocks start with the next scheduler in turn. Fewer attach/detach
+    /// transitions (the parallel rig's risk) than the default, which attaches for every run. [default: 0 = off]
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub block: usize,
+
     /// Results directory [default: bench-results/<date-time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -34,7 +34,13 @@ pub fn host_info() -> HostInfo {
         cpu_model,
         llcs,
         scx_sis_version: env!("CARGO_PKG_VERSION").to_string(),
+        rig: rig(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default()),
     }
+}
+
+/// `scx_sis_rig=NAME` of a kernel command line.
+pub fn rig(cmdline: &str) -> String {
+    cmdline.split_whitespace().find_map(|w| w.strip_prefix("scx_sis_rig=")).unwrap_or_default().to_string()
 }
 
 /// Local time as (YYYY-MM-DD HH:MM:SS, YYYY-MM-DD-HHMMSS).

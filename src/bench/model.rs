@@ -150,6 +150,9 @@ pub struct RunRecord {
 pub struct Config {
     pub runs: usize,
     pub warmup: usize,
+    /// Rounds per block (0: every run attaches its own scheduler).
+    #[serde(default)]
+    pub block: usize,
     pub quick: bool,
     pub command_line: Vec<String>,
 }
@@ -162,6 +165,10 @@ pub struct HostInfo {
     /// Distinct L3 `shared_cpu_list`s.
     pub llcs: Vec<String>,
     pub scx_sis_version: String,
+    /// The VM rig, from the guest's kernel command line (`scx_sis_rig=`, set by tests/vm/vm.sh):
+    /// "tcg-serial" or "mttcg"; empty elsewhere.
+    #[serde(default)]
+    pub rig: String,
 }
 
 /// Everything results.json holds.

@@ -26,7 +26,9 @@ pub fn parse_tbench(out: &str) -> Option<f64> {
 /// netperf *_STREAM (classic output): the throughput is the last column of the first numeric
 /// line after the units header (`... 10^6bits/sec`); for UDP_STREAM that is the sender's line.
 pub fn parse_netperf(out: &str) -> Option<f64> {
-    let mut lines = out.lines().skip_while(|l| !(l.contains("bits/sec") || l.contains("Bytes/sec")));
+    // the units line: *_STREAM's "10^6bits/sec" (or Bytes/sec), *_RR's "per sec"
+    let mut lines =
+        out.lines().skip_while(|l| !(l.contains("bits/sec") || l.contains("Bytes/sec") || l.contains("per sec")));
     lines.next()?;
     for l in lines {
         let toks: Vec<&str> = l.split_whitespace().collect();
@@ -235,6 +237,8 @@ mod tests {
     fn netperf_output() {
         assert_eq!(parse_netperf(NETPERF_UDP), Some(269.32));
         assert_eq!(parse_netperf(NETPERF_TCP), Some(1438.29));
+        assert_eq!(parse_netperf(include_str!("testdata/netperf-tcp-rr.txt")), Some(31837.91));
+        assert_eq!(parse_netperf(include_str!("testdata/netperf-udp-rr.txt")), Some(32799.65));
         assert_eq!(parse_netperf("establish control: are you sure there is a netserver listening\n"), None);
     }
 

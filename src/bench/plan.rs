@@ -8,7 +8,11 @@ use super::runner;
 
 pub fn plan_text(variants: &[Variant], suites: &[Suite], skipped: &[Skipped], args: &BenchArgs) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "variants (columns, interleaved in this order):");
+    let _ = writeln!(
+        o,
+        "variants (columns, interleaved in this order{}):",
+        if args.block > 0 { ", rotating per block" } else { "" }
+    );
     for v in variants {
         let _ = writeln!(o, "  {:<14} {}", v.name, v.describe());
     }
@@ -25,7 +29,7 @@ pub fn plan_text(variants: &[Variant], suites: &[Suite], skipped: &[Skipped], ar
     for k in skipped {
         let _ = writeln!(o, "  {}: skipped: {}", k.suite, k.reason);
     }
-    let plan = runner::Plan { variants, suites, runs: args.runs, warmup: args.warmup };
+    let plan = runner::Plan { variants, suites, runs: args.runs, warmup: args.warmup, block: args.block };
     let _ = writeln!(
         o,
         "runs: {} ({} measured + {} warm-up per variant and parameter)",
@@ -33,5 +37,9 @@ pub fn plan_text(variants: &[Variant], suites: &[Suite], skipped: &[Skipped], ar
         args.runs,
         args.warmup
     );
+    if args.block > 0 {
+        let blocks = (args.runs + args.warmup).div_ceil(args.block);
+        let _ = writeln!(o, "blocks: {blocks} of {} rounds, each variant attached once per block", args.block);
+    }
     o
 }

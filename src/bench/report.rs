@@ -63,9 +63,24 @@ const TCG_NOTE: &str = "qemu TCG (emulated CPUs): with one host thread for all v
 with CPUs; a scheduler that leaves CPUs idle loses nothing here, so read throughput as the work a \
 scheduler adds (switches, cross-CPU moves, lock waits), not as parallel speed";
 
+/// Multi-threaded TCG (bench/run-vm.sh --mttcg) runs each vCPU on its own host thread, no more
+/// vCPUs than host cores: the one rig here whose throughput grows with CPUs.
+const MTTCG_NOTE: &str = "qemu multi-threaded TCG (emulated CPUs, one host thread per vCPU, vCPUs <= host \
+cores): throughput grows with CPUs, so it shows parallel speed; any other load on the host slows vCPUs \
+unevenly, so compare only within one boot";
+
 /// The CPUs are qemu's TCG (its model name says so; under KVM it is the host's).
 fn emulated(host: &HostInfo) -> bool {
     host.cpu_model.contains("QEMU TCG")
+}
+
+/// What the legend says a table from this host measures.
+fn rig_note(host: &HostInfo) -> Option<&'static str> {
+    match (emulated(host), host.rig.as_str()) {
+        (true, "mttcg") => Some(MTTCG_NOTE),
+        (true, _) => Some(TCG_NOTE),
+        _ => None,
+    }
 }
 
 /// The whole report: a legend, then per suite its table, failed runs, the verdict against the
@@ -74,16 +89,26 @@ pub fn format_report(res: &Results) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# scx_sis bench: {} on {} ({} CPUs), {} runs + {} warm-up per variant, interleaved",
-        res.created, res.host.kernel, res.host.nproc, res.config.runs, res.config.warmup
+        "# scx_sis bench: {} on {} ({} CPUs{}), {} runs + {} warm-up per variant, {}",
+        res.created,
+        res.host.kernel,
+        res.host.nproc,
+        if res.host.llcs.is_empty() { String::new() } else { format!("; LLCs {}", res.host.llcs.join(" ")) },
+        res.config.runs,
+        res.config.warmup,
+        if res.config.block > 0 {
+            format!("in blocks of {} rounds (one attach per scheduler and block, rotating)", res.config.block)
+        } else {
+            "interleaved".to_string()
+        }
     );
     let _ = writeln!(
         o,
         "# Amean for times (% > 0: faster), Hmean for rates (% > 0: higher), vs {}; *x%* = significant (Welch's t-test, 95%, two-sided)",
         res.variants.first().map_or("EEVDF", |v| v.name.as_str())
     );
-    if emulated(&res.host) {
-        let _ = writeln!(o, "# {TCG_NOTE}");
+    if let Some(note) = rig_note(&res.host) {
+        let _ = writeln!(o, "# {note}");
     }
     if let Some(why) = &res.aborted {
         let _ = writeln!(o, "# INCOMPLETE: the session stopped early: {why}");
@@ -147,6 +172,20 @@ pub fn format_suite(res: &Results, suite: &Suite) -> String {
             let _ = write!(line, "  [failed: {}]", failed.join(", "));
         }
         let _ = writeln!(o, "{line}");
+    }
+    // Spread, as mmtests prints it: the sample standard deviation over the mean
+    if rows.iter().any(|(_, cs)| cs.iter().any(|c| c.summary.as_ref().is_some_and(|s| s.n >= 2))) {
+        for (label, cells) in &rows {
+            let mut line = format!("{:<10}{label:<pw$}", "CoeffVar");
+            for c in cells {
+                let cv = match &c.summary {
+                    Some(s) if s.n >= 2 && s.mean != 0.0 => format!("{:.2}%", 100.0 * s.stddev / s.mean.abs()),
+                    _ => "-".to_string(),
+                };
+                let _ = write!(line, "{cv:>vw$} {:10}", "");
+            }
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
     }
 
     // Failed runs, one line each, never silently dropped.
@@ -435,7 +474,7 @@ pub(crate) mod tests {
             format: FORMAT_VERSION,
             created: "2026-01-02 03:04".into(),
             host: HostInfo { kernel: "7.3.0".into(), nproc: 8, ..Default::default() },
-            config: Config { runs: 3, warmup: 1, quick: false, command_line: vec![] },
+            config: Config { runs: 3, warmup: 1, block: 0, quick: false, command_line: vec![] },
             variants,
             suites: vec![hb, np],
             skipped: vec![Skipped { suite: "schbench".into(), reason: "schbench not found on PATH".into() }],
@@ -468,6 +507,9 @@ pub(crate) mod tests {
         let t = format_report(&res);
         let line = t.lines().nth(2).unwrap();
         assert!(line.starts_with("# qemu TCG (emulated CPUs)") && line.contains("not as parallel speed"), "{t}");
+        res.host.rig = "mttcg".into();
+        let t = format_report(&res);
+        assert!(t.contains("# qemu multi-threaded TCG") && !t.contains("not as parallel speed"), "{t}");
     }
 
     #[test]

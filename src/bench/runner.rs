@@ -1,6 +1,11 @@
 //! The interleaved run loop: for each suite, each parameter, each round (warm-ups first), every
 //! variant in turn (A B C A B C ...), so drift over time hits every variant alike.
 //!
+//! Or in blocks (`Plan::block` rounds each): every variant attached once per block runs every
+//! suite and parameter of those rounds before the next one attaches, and each block starts with
+//! the next variant (A B C, B C A, C A B, ...). Few attach/detach transitions, for a rig where
+//! each one risks the guest (multi-threaded TCG), at the price of coarser interleaving.
+//!
 //! The scheduler side is the `Controller` trait (real: `sched::SysfsController`; tests: a fake),
 //! the workload side the `Executor` trait, so the order, failure marking and grouping are
 //! testable without sched_ext.
@@ -46,6 +51,8 @@ pub struct Plan<'a> {
     pub suites: &'a [Suite],
     pub runs: usize,
     pub warmup: usize,
+    /// Rounds per block; 0: no blocks, every run attaches its own scheduler.
+    pub block: usize,
 }
 
 impl Plan<'_> {
@@ -93,6 +100,9 @@ pub fn run_plan(
     records: &mut Vec<RunRecord>,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    if plan.block > 0 {
+        return run_blocks(plan, ctl, exec, out_dir, abort, records, progress);
+    }
     let total = plan.total();
     let t0 = Instant::now();
     let mut done = 0usize;
@@ -129,6 +139,161 @@ pub fn run_plan(
     Ok(())
 }
 
+/// `run_plan` in blocks: per block, per variant (rotating), one attach, then the block's rounds of
+/// every suite and parameter, then one detach.
+fn run_blocks(
+    plan: &Plan,
+    ctl: &mut dyn Controller,
+    exec: &mut dyn Executor,
+    out_dir: &Path,
+    abort: &AtomicBool,
+    records: &mut Vec<RunRecord>,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let total = plan.total();
+    let t0 = Instant::now();
+    let rounds = plan.warmup + plan.runs;
+    let nv = plan.variants.len();
+    let mut attach_failures = vec![0usize; nv];
+    for (b, first) in (0..rounds).step_by(plan.block).enumerate() {
+        let block_rounds = first..(first + plan.block).min(rounds);
+        for k in 0..nv {
+            let vi = (b + k) % nv;
+            let v = &plan.variants[vi];
+            if abort.load(Ordering::Relaxed) {
+                anyhow::bail!("interrupted");
+            }
+            let runs: Vec<(&Suite, &super::model::Param, usize)> = block_rounds
+                .clone()
+                .flat_map(|round| plan.suites.iter().flat_map(move |s| s.params.iter().map(move |p| (s, p, round))))
+                .collect();
+            let new_rec = |records: &Vec<RunRecord>, s: &Suite, p: &super::model::Param, round: usize| RunRecord {
+                seq: records.len() + 1,
+                suite: s.name.clone(),
+                param: p.label.clone(),
+                variant: v.name.clone(),
+                round,
+                warmup: round < plan.warmup,
+                started: now_unix(),
+                ..Default::default()
+            };
+            let mut finish = |records: &mut Vec<RunRecord>, rec: RunRecord| {
+                records.push(rec);
+                let done = records.len();
+                progress(done, total, records.last().unwrap(), t0.elapsed().as_secs_f64() / done as f64);
+            };
+            // attach once for the whole block; if that fails, every run of it is marked
+            let attach = if attach_failures[vi] >= MAX_ATTACH_FAILURES {
+                Err(format!("not run: {} failed to attach {MAX_ATTACH_FAILURES} times in a row", v.name))
+            } else {
+                match ctl.attach(v, &format!("block {b}")) {
+                    Ok(secs) => {
+                        attach_failures[vi] = 0;
+                        Ok(secs)
+                    }
+                    Err(CtlError::Run(msg)) => {
+                        attach_failures[vi] += 1;
+                        Err(format!("attach failed: {msg}"))
+                    }
+                    Err(CtlError::Fatal(e)) => {
+                        let (s, p, round) = runs[0];
+                        let mut rec = new_rec(records, s, p, round);
+                        fail(&mut rec, format!("{e:#}"));
+                        finish(records, rec);
+                        return Err(e);
+                    }
+                }
+            };
+            let attach_s = match attach {
+                Ok(secs) => secs,
+                Err(msg) => {
+                    for &(s, p, round) in &runs {
+                        let mut rec = new_rec(records, s, p, round);
+                        fail(&mut rec, msg.clone());
+                        finish(records, rec);
+                    }
+                    continue;
+                }
+            };
+            let mut gone: Option<String> = None;
+            for (i, &(s, p, round)) in runs.iter().enumerate() {
+                let mut rec = new_rec(records, s, p, round);
+                if i == 0 {
+                    rec.attach_s = attach_s;
+                }
+                if abort.load(Ordering::Relaxed) {
+                    break;
+                }
+                // a scheduler that died mid-block is not measured again: its runs are marked
+                if let Some(why) = &gone {
+                    fail(&mut rec, format!("not run: {why}"));
+                    finish(records, rec);
+                    continue;
+                }
+                gone = measure(s, p, v, &mut rec, ctl, exec, out_dir);
+                finish(records, rec);
+            }
+            match ctl.detach(v) {
+                Ok(None) => {}
+                Ok(Some(msg)) | Err(CtlError::Run(msg)) => {
+                    if let Some(last) = records.last_mut() {
+                        fail(last, msg);
+                    }
+                }
+                Err(CtlError::Fatal(e)) => {
+                    if let Some(last) = records.last_mut() {
+                        fail(last, format!("{e:#}"));
+                    }
+                    return Err(e);
+                }
+            }
+            if abort.load(Ordering::Relaxed) {
+                anyhow::bail!("interrupted");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fail(rec: &mut RunRecord, msg: String) {
+    rec.ok = false;
+    rec.error = Some(match rec.error.take() {
+        Some(prev) => format!("{prev}; {msg}"),
+        None => msg,
+    });
+}
+
+/// The workload of one run under the attached `v`, and the controller's check after it; returns
+/// that check's failure (the scheduler died, detached, ...).
+fn measure(
+    suite: &Suite,
+    param: &super::model::Param,
+    v: &Variant,
+    rec: &mut RunRecord,
+    ctl: &mut dyn Controller,
+    exec: &mut dyn Executor,
+    out_dir: &Path,
+) -> Option<String> {
+    let raw = raw_rel_path(rec);
+    rec.raw = Some(raw.to_string_lossy().into_owned());
+    let measured = exec.run(suite, param, &out_dir.join(&raw));
+    let after = ctl.after_workload(v);
+    rec.telemetry = after.telemetry;
+    rec.telemetry_error = after.telemetry_error;
+    match measured {
+        Ok(m) => {
+            rec.ok = true;
+            rec.value = Some(m.value);
+            rec.wall_s = Some(m.wall_s);
+        }
+        Err(msg) => fail(rec, format!("workload: {msg}")),
+    }
+    if let Some(msg) = &after.failure {
+        fail(rec, msg.clone());
+    }
+    after.failure
+}
+
 /// One run; fills `rec`. Returns a fatal error if the session must stop.
 #[allow(clippy::too_many_arguments)]
 fn run_one(
@@ -141,13 +306,6 @@ fn run_one(
     out_dir: &Path,
     attach_failures: &mut usize,
 ) -> Option<anyhow::Error> {
-    let fail = |rec: &mut RunRecord, msg: String| {
-        rec.ok = false;
-        rec.error = Some(match rec.error.take() {
-            Some(prev) => format!("{prev}; {msg}"),
-            None => msg,
-        });
-    };
     if *attach_failures >= MAX_ATTACH_FAILURES {
         fail(rec, format!("not run: {} failed to attach {MAX_ATTACH_FAILURES} times in a row", v.name));
         return None;
@@ -168,23 +326,7 @@ fn run_one(
             return Some(e);
         }
     }
-    let raw = raw_rel_path(rec);
-    rec.raw = Some(raw.to_string_lossy().into_owned());
-    let measured = exec.run(suite, param, &out_dir.join(&raw));
-    let after = ctl.after_workload(v);
-    rec.telemetry = after.telemetry;
-    rec.telemetry_error = after.telemetry_error;
-    match measured {
-        Ok(m) => {
-            rec.ok = true;
-            rec.value = Some(m.value);
-            rec.wall_s = Some(m.wall_s);
-        }
-        Err(msg) => fail(rec, format!("workload: {msg}")),
-    }
-    if let Some(msg) = after.failure {
-        fail(rec, msg);
-    }
+    measure(suite, param, v, rec, ctl, exec, out_dir);
     match ctl.detach(v) {
         Ok(None) => {}
         Ok(Some(msg)) => fail(rec, msg),
@@ -304,7 +446,7 @@ pub(crate) mod tests {
         warmup: usize,
     ) -> (anyhow::Result<()>, Vec<RunRecord>, Vec<(usize, usize)>) {
         let vs = variants();
-        let plan = Plan { variants: &vs, suites, runs, warmup };
+        let plan = Plan { variants: &vs, suites, runs, warmup, block: 0 };
         let mut recs = vec![];
         let mut prog = vec![];
         let abort = AtomicBool::new(false);
@@ -353,6 +495,74 @@ pub(crate) mod tests {
         assert_eq!(recs[1].raw.as_deref(), Some("raw/hackbench/1-scx_sis-r0w.txt"));
         assert_eq!(recs[0].attach_s, None);
         assert_eq!(recs[1].attach_s, Some(0.5));
+    }
+
+    fn go_blocks(ctl: &mut FakeCtl, suites: &[Suite], runs: usize, warmup: usize, block: usize) -> Vec<RunRecord> {
+        let vs = variants();
+        let plan = Plan { variants: &vs, suites, runs, warmup, block };
+        let mut recs = vec![];
+        let abort = AtomicBool::new(false);
+        let mut exec = FakeExec::default();
+        run_plan(&plan, ctl, &mut exec, Path::new("/x"), &abort, &mut recs, &mut |_, _, _, _| {}).unwrap();
+        recs
+    }
+
+    #[test]
+    fn blocks_attach_each_variant_once_per_block_in_rotating_order() {
+        let mut ctl = FakeCtl::default();
+        let suites = [suite("hackbench", &["1", "4"]), suite("tbench", &["2"])];
+        // 1 warm-up + 3 runs in blocks of 2 rounds: 2 blocks
+        let recs = go_blocks(&mut ctl, &suites, 3, 1, 2);
+        assert_eq!(recs.len(), 3 * 4 * 3);
+        assert!(recs.iter().all(|r| r.ok));
+        let attaches: Vec<&str> = ctl.log.iter().filter_map(|l| l.strip_prefix("attach ")).collect();
+        assert_eq!(attaches, ["EEVDF", "scx_sis", "bpfland", "scx_sis", "bpfland", "EEVDF"]);
+        // the first block of EEVDF: rounds 0 (warm-up) and 1, every suite and parameter
+        let first: Vec<String> =
+            recs[..6].iter().map(|r| format!("{}/{}/{}/{}", r.variant, r.suite, r.param, r.round)).collect();
+        assert_eq!(
+            first,
+            [
+                "EEVDF/hackbench/1/0",
+                "EEVDF/hackbench/4/0",
+                "EEVDF/tbench/2/0",
+                "EEVDF/hackbench/1/1",
+                "EEVDF/hackbench/4/1",
+                "EEVDF/tbench/2/1"
+            ]
+        );
+        assert!(recs[..3].iter().all(|r| r.warmup) && recs[3..6].iter().all(|r| !r.warmup));
+        // every variant got every (suite, param, round) exactly once
+        for v in ["EEVDF", "scx_sis", "bpfland"] {
+            let mut got: Vec<(String, usize)> =
+                recs.iter().filter(|r| r.variant == v).map(|r| (format!("{}/{}", r.suite, r.param), r.round)).collect();
+            got.sort();
+            got.dedup();
+            assert_eq!(got.len(), 12, "{v}");
+        }
+        // the attach time is on the first run of each attach only
+        assert_eq!(recs.iter().filter(|r| r.attach_s.is_some()).count(), 4);
+        assert_eq!(recs.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=36).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn blocks_mark_what_a_dead_or_unattached_scheduler_did_not_run() {
+        let mut ctl = FakeCtl::default();
+        ctl.die_during.insert("scx_sis".into(), vec![1]);
+        ctl.fail_attach.insert("bpfland".into(), vec![1]);
+        let suites = [suite("hackbench", &["1", "4"])];
+        let recs = go_blocks(&mut ctl, &suites, 4, 0, 2);
+        let of = |v: &str| recs.iter().filter(|r| r.variant == v).collect::<Vec<_>>();
+        let sis = of("scx_sis");
+        // died during its first run of block 0: that run flagged, the rest of the block not run
+        assert!(!sis[0].ok && sis[0].value.is_some());
+        assert!(sis[1..4].iter().all(|r| !r.ok && r.error.as_deref().unwrap().starts_with("not run:")));
+        assert!(sis[4..].iter().all(|r| r.ok), "block 1 attaches again");
+        let bl = of("bpfland");
+        assert!(bl[..4].iter().all(|r| !r.ok && r.error.as_deref().unwrap().starts_with("attach failed")));
+        assert!(bl[4..].iter().all(|r| r.ok));
+        assert!(of("EEVDF").iter().all(|r| r.ok));
+        assert!(ctl.attached.is_none());
     }
 
     #[test]
@@ -411,7 +621,7 @@ pub(crate) mod tests {
     fn abort_flag_stops_before_the_next_run() {
         let vs = variants();
         let suites = [suite("hackbench", &["1"])];
-        let plan = Plan { variants: &vs, suites: &suites, runs: 3, warmup: 0 };
+        let plan = Plan { variants: &vs, suites: &suites, runs: 3, warmup: 0, block: 0 };
         let abort = AtomicBool::new(false);
         let mut recs = vec![];
         let (mut ctl, mut exec) = (FakeCtl::default(), FakeExec::default());

@@ -55,6 +55,64 @@ fn scheduler_command(bin: &Path, args: &[String], stdout: File, stderr: File) ->
     cmd
 }
 
+/// New kernel log records since the last look (/dev/kmsg from its end at creation): after each
+/// attach and detach the harness checks that the guest kernel is still sound. On multi-threaded
+/// TCG, rarely, the text patching of a scheduler switch breaks the guest kernel (an Oops on int3);
+/// nothing measured after that counts.
+pub struct KmsgWatch {
+    file: Option<File>,
+}
+
+/// Lines of the kernel log after which the kernel is not to be trusted.
+pub fn kernel_fault(line: &str) -> bool {
+    ["Oops:", "BUG:", "kernel BUG at", "general protection fault", "Kernel panic", "invalid opcode:"]
+        .iter()
+        .any(|p| line.contains(p))
+}
+
+impl KmsgWatch {
+    pub fn new() -> Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open("/dev/kmsg").ok();
+        let mut w = KmsgWatch { file };
+        if let Some(f) = w.file.as_mut() {
+            // /dev/kmsg's SEEK_END: the next read returns the next new record
+            let _ = f.seek(SeekFrom::End(0));
+        }
+        w
+    }
+
+    /// The first new record that shows a kernel fault, if any.
+    pub fn fault(&mut self) -> Option<String> {
+        let f = self.file.as_mut()?;
+        let mut buf = vec![0u8; 8192];
+        let mut found = None;
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    // "prio,seq,usec,flags;message"
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    let msg = rec.split_once(';').map_or(&*rec, |(_, m)| m).lines().next().unwrap_or("").to_string();
+                    if found.is_none() && kernel_fault(&msg) {
+                        found = Some(msg);
+                    }
+                }
+                // EPIPE: records were overwritten before we read them; go on with the next
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(_) => break,
+            }
+        }
+        found
+    }
+}
+
+impl Default for KmsgWatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 struct Running {
     child: Child,
     log: PathBuf,
@@ -70,11 +128,22 @@ pub struct SysfsController {
     running: Option<Running>,
     /// Set when a telemetry connection failed at attach: reported by after_workload.
     telemetry_error: Option<String>,
+    kmsg: KmsgWatch,
 }
 
 impl SysfsController {
     pub fn new(scx_sis: PathBuf, logs_dir: PathBuf, timeout: Duration) -> Self {
-        SysfsController { scx_sis, logs_dir, timeout, running: None, telemetry_error: None }
+        SysfsController { scx_sis, logs_dir, timeout, running: None, telemetry_error: None, kmsg: KmsgWatch::new() }
+    }
+
+    /// Fatal if the kernel logged a fault since the last check (`what`: the switch just made).
+    fn check_kernel(&mut self, what: &str) -> Result<(), CtlError> {
+        match self.kmsg.fault() {
+            Some(line) => Err(CtlError::Fatal(anyhow!(
+                "the kernel logged a fault {what}: \"{line}\": nothing measured on this kernel counts any more"
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn argv(&self, v: &Variant) -> (PathBuf, Vec<String>) {
@@ -222,6 +291,7 @@ impl Controller for SysfsController {
             }
         }
         self.running = Some(r);
+        self.check_kernel(&format!("attaching {}", v.name))?;
         Ok(Some(attach_s))
     }
 
@@ -265,7 +335,9 @@ impl Controller for SysfsController {
         if v.kind == VariantKind::Fair {
             return Ok(None);
         }
-        self.stop().map_err(CtlError::Fatal)
+        let problem = self.stop().map_err(CtlError::Fatal)?;
+        self.check_kernel(&format!("detaching {}", v.name))?;
+        Ok(problem)
     }
 }
 
@@ -325,6 +397,15 @@ impl Drop for SysfsController {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_faults_are_the_oops_kind() {
+        assert!(kernel_fault("Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"));
+        assert!(kernel_fault("BUG: unable to handle page fault for address: ffff"));
+        assert!(kernel_fault("Kernel panic - not syncing: Fatal exception"));
+        assert!(!kernel_fault("sched_ext: BPF scheduler \"scx_sis\" enabled"));
+        assert!(!kernel_fault("sched_ext: BPF scheduler \"scx_sis\" disabled (unregistered from user space)"));
+    }
 
     #[test]
     fn ops_names() {

@@ -97,6 +97,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         config: Config {
             runs: args.runs,
             warmup: args.warmup,
+            block: args.block,
             quick: args.quick,
             command_line: std::env::args().collect(),
         },
@@ -114,7 +115,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
     let mut ctl = sched::SysfsController::new(scx_sis, out.join("logs"), Duration::from_secs(args.attach_timeout));
     let mut exec = workloads::ProcessExecutor { abort: abort.clone() };
-    let plan = runner::Plan { variants: &variants, suites: &suites, runs: args.runs, warmup: args.warmup };
+    let plan =
+        runner::Plan { variants: &variants, suites: &suites, runs: args.runs, warmup: args.warmup, block: args.block };
     let mut records = vec![];
     let outcome =
         runner::run_plan(&plan, &mut ctl, &mut exec, &out, &abort, &mut records, &mut |done, total, r, per_run| {

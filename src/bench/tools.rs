@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 /// The tools a suite needs, with the Debian package that has them.
 fn tools(suite: &str) -> &'static [(&'static str, &'static str)] {
     match suite {
-        "hackbench" => &[("hackbench", "rt-tests")],
+        "hackbench" | "hackbench-socket" => &[("hackbench", "rt-tests")],
         "tbench" => &[("tbench", "dbench"), ("tbench_srv", "dbench")],
-        "netperf-udp" | "netperf-tcp" => &[("netperf", "netperf"), ("netserver", "netperf")],
+        "netperf-udp" | "netperf-tcp" | "netperf-rr" => &[("netperf", "netperf"), ("netserver", "netperf")],
         "schbench" => &[("schbench", "schbench")],
         "gb-sysbench" => &[("sysbench", "sysbench")],
         "wakelat" => &[("cyclictest", "rt-tests")],
@@ -18,7 +18,7 @@ fn tools(suite: &str) -> &'static [(&'static str, &'static str)] {
 
 /// Whether a missing tool skips the suite (reported) rather than stopping the session.
 pub fn optional(suite: &str) -> bool {
-    matches!(suite, "netperf-udp" | "netperf-tcp" | "schbench")
+    matches!(suite, "netperf-udp" | "netperf-tcp" | "netperf-rr" | "schbench")
 }
 
 /// `Err(message)` naming the first tool of `suite` missing from PATH.

@@ -15,10 +15,14 @@ pub use super::tools::{check_tools, optional, which};
 /// Built-in suite names accepted by --suite (`netperf` means both netperf suites).
 pub const BUILTIN: &[&str] = &[
     "hackbench",
+    // hackbench over sockets (no -p)
+    "hackbench-socket",
     "tbench",
     "netperf",
     "netperf-udp",
     "netperf-tcp",
+    // request/response round trips: TCP_RR and UDP_RR
+    "netperf-rr",
     "schbench",
     // schbench's stand-in: cyclictest wakeup p99 beside one hog per CPU (wakelat.rs)
     "wakelat",
@@ -78,12 +82,22 @@ fn s(v: &[&str]) -> Vec<String> {
 }
 
 pub fn hackbench(sc: &Scale) -> Suite {
+    hackbench_over(sc, true)
+}
+
+/// hackbench over pipes (`-p`) or Unix sockets (its default).
+pub fn hackbench_over(sc: &Scale, pipes: bool) -> Suite {
     let groups = sc.hackbench_groups.clone().unwrap_or_else(|| if sc.quick { vec![1, 2] } else { pow2_upto(sc.nproc) });
     let loops = sc.hackbench_loops.unwrap_or(if sc.quick { 20 } else { 100 });
+    let (name, title, flag) = if pipes {
+        ("hackbench", "hackbench-process-pipes", "-p ")
+    } else {
+        ("hackbench-socket", "hackbench-process-sockets", "")
+    };
     Suite {
-        name: "hackbench".into(),
-        title: "hackbench-process-pipes".into(),
-        metric: format!("time (hackbench -p -l {loops}; rows: groups of 40 tasks)"),
+        name: name.into(),
+        title: title.into(),
+        metric: format!("time (hackbench {flag}-l {loops}; rows: groups of 40 tasks)"),
         unit: "s".into(),
         direction: Direction::LowerIsBetter,
         ideal: None,
@@ -92,9 +106,12 @@ pub fn hackbench(sc: &Scale) -> Suite {
         timeout_s: 300,
         params: groups
             .iter()
-            .map(|g| Param {
-                label: g.to_string(),
-                command: s(&["hackbench", "-p", "-g", &g.to_string(), "-l", &loops.to_string()]),
+            .map(|g| {
+                let mut command = s(&["hackbench", "-g", &g.to_string(), "-l", &loops.to_string()]);
+                if pipes {
+                    command.insert(1, "-p".into());
+                }
+                Param { label: g.to_string(), command }
             })
             .collect(),
     }
@@ -170,6 +187,47 @@ pub fn netperf(sc: &Scale, proto: &str) -> Suite {
     }
 }
 
+/// Request/response round trips of one byte, TCP_RR and UDP_RR: a wakeup each way per
+/// transaction, so the rate is the scheduler's wakeup path more than the network stack.
+pub fn netperf_rr(sc: &Scale) -> Suite {
+    let l = sc.duration_s.unwrap_or(if sc.quick { 1 } else { 3 });
+    Suite {
+        name: "netperf-rr".into(),
+        title: "netperf-rr".into(),
+        metric: format!("transactions (netperf -t TCP_RR/UDP_RR -l {l} -- -r 1,1 on 127.0.0.1; rows: protocol)"),
+        unit: "trans/sec".into(),
+        direction: Direction::HigherIsBetter,
+        ideal: None,
+        parser: Parser::Netperf,
+        server: Some(Server {
+            command: s(&["netserver", "-D", "-4", "-L", "127.0.0.1", "-p", &NETSERVER_PORT.to_string()]),
+            port: NETSERVER_PORT,
+        }),
+        timeout_s: l as u64 + 120,
+        params: ["TCP_RR", "UDP_RR"]
+            .iter()
+            .map(|t| Param {
+                label: t.to_lowercase().replace("_rr", ""),
+                command: s(&[
+                    "netperf",
+                    "-4",
+                    "-H",
+                    "127.0.0.1",
+                    "-p",
+                    &NETSERVER_PORT.to_string(),
+                    "-t",
+                    t,
+                    "-l",
+                    &l.to_string(),
+                    "--",
+                    "-r",
+                    "1,1",
+                ]),
+            })
+            .collect(),
+    }
+}
+
 pub fn schbench(sc: &Scale) -> Suite {
     let threads: Vec<u32> = if sc.quick {
         vec![2]
@@ -231,6 +289,8 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let suites = match name {
             "hackbench" => vec![hackbench(sc)],
+            "hackbench-socket" => vec![hackbench_over(sc, false)],
+            "netperf-rr" => vec![netperf_rr(sc)],
             "tbench" => vec![tbench(sc)],
             "netperf" => vec![netperf(sc, "udp"), netperf(sc, "tcp")],
             "netperf-udp" => vec![netperf(sc, "udp")],
@@ -275,6 +335,14 @@ mod tests {
         let q = Scale { quick: true, ..sc.clone() };
         assert_eq!(hackbench(&q).params.len(), 2);
         assert_eq!(hackbench(&q).params[1].command.join(" "), "hackbench -p -g 2 -l 20");
+        let hs = hackbench_over(&q, false);
+        assert_eq!(
+            (hs.name.as_str(), hs.params[1].command.join(" ")),
+            ("hackbench-socket", "hackbench -g 2 -l 20".into())
+        );
+        let rr = netperf_rr(&q);
+        assert_eq!(rr.params.iter().map(|p| p.label.as_str()).collect::<Vec<_>>(), ["tcp", "udp"]);
+        assert_eq!(rr.params[1].command.join(" "), "netperf -4 -H 127.0.0.1 -p 12865 -t UDP_RR -l 1 -- -r 1,1");
         let udp = netperf(&sc, "udp");
         assert_eq!(udp.params[0].label, "send-64");
         assert_eq!(udp.direction, Direction::HigherIsBetter);

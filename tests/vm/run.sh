@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Run the scx_sis VM tests: one VM boot per kernel, running tests/vm/guest/all.sh inside.
 #   tests/vm/run.sh [--kernel 6.12|7.3|all|PATH] [--cpus N] [--sockets S --cores C --threads T]
-#                   [--memory 4G] [--timeout SECS] [--bin PATH] [--env NAME=VALUE]... [TESTS...]
+#                   [--memory 4G] [--timeout SECS] [--bin PATH] [--env NAME=VALUE]... [--mttcg] [TESTS...]
 # TESTS: guest test names (badinput smoke partial hotswap; default: all of them).
 # --bin: the scheduler binary (default: <repo>/target/release/scx_sis; build it first).
 # --env: a knob for the guest tests (e.g. SIS_MODES=full; each test script lists its own).
+# --mttcg: boot on the parallel rig (vm.sh --mttcg: multi-threaded TCG, vCPUs <= host cores).
 # Prints per-kernel summaries and a last line 'N passed, M failed' (N/M: test scripts over all
 # kernels; a kernel whose VM died or timed out counts as one failure). Exit 1 if anything failed.
 set -uo pipefail
@@ -16,10 +17,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernels=${2:?}; shift 2 ;;
     --cpus|--sockets|--cores|--threads|--memory) vmargs+=("$1" "${2:?}"); shift 2 ;;
+    --mttcg) vmargs+=(--mttcg); shift ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
     --env) case "${2:?}" in [A-Z_]*=*) genv+=("$2") ;; *) echo "run.sh: --env wants NAME=VALUE, not '$2'" >&2; exit 2 ;; esac; shift 2 ;;
-    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac

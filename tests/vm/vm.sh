@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Boot a sched_ext test kernel under qemu (TCG, single-threaded) with virtme-ng and run one
-# command inside it. The guest sees the host's root filesystem (read-only, over 9p) with the
+# Boot a sched_ext test kernel under qemu (TCG, single-threaded unless --mttcg) with virtme-ng and
+# run one command inside it. The guest sees the host's root filesystem (read-only, over 9p) with the
 # repo's target/ directory writable, so guest scripts use repo paths directly.
 #
 #   tests/vm/vm.sh --kernel PATH [--cpus N] [--sockets S --cores C --threads T]
-#                  [--memory 4G] [--timeout SECS] [--log FILE] [--quiet] -- COMMAND...
+#                  [--memory 4G] [--timeout SECS] [--log FILE] [--quiet]
+#                  [--mttcg [--oversubscribe]] -- COMMAND...
 #
 # Defaults: 8 vCPUs as 2 sockets x 2 cores x 2 threads (2 LLCs: 0-3, 4-7; SMT pairs),
 # 4G memory, 900 s timeout. --cpus N without a topology picks threads=2, 4 sockets (LLCs) for
 # N >= 16, else N/4 sockets; e.g. --cpus 32 -> 4x4x2 (4 LLCs of 8 CPUs).
 #
+# --mttcg: the parallel rig: multi-threaded TCG (one host thread per vCPU) on QEMU >= 10
+# ($SCX_SIS_QEMU, else the copy scripts/setup.sh unpacks into ~/.cache/scx_sis/qemu10): the only
+# rig here whose throughput grows with vCPUs. It refuses more vCPUs than host cores (vCPU threads
+# would then take turns, and throughput would measure the host) unless --oversubscribe.
+#
 # Exit status: the guest command's exit status; 124 on timeout (qemu killed); 125 when the
-# guest died or never ran the command (no rc file written); 126 on a usage/setup error.
+# guest died or never ran the command (no rc file written); 126 on a usage/setup error; with
+# --mttcg, 123 when the command finished but the guest kernel logged an Oops, BUG or panic (its
+# results are suspect: multi-threaded TCG can break kernel text patching, rarely, at scheduler
+# attach/detach).
 # The whole console (kernel log at loglevel 7 + command output) goes to the log file (default
 # target/vm-logs/<kernel>-<stamp>.log); the guest's final `dmesg` is appended to it. Lines of the
 # console that are kernel messages are not echoed to the terminal (unless --verbose).
@@ -24,6 +33,7 @@ usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 12
 die() { echo "vm.sh: error: $*" >&2; exit 126; }
 
 kernel="" cpus="" sockets="" cores="" threads="" memory=4G timeout=900 log="" quiet=0 verbose=0
+mttcg=0 oversub=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
@@ -36,6 +46,8 @@ while [ $# -gt 0 ]; do
     --log) log=${2:?}; shift 2 ;;
     --quiet) quiet=1; shift ;;
     --verbose) verbose=1; shift ;;
+    --mttcg) mttcg=1; shift ;;
+    --oversubscribe) oversub=1; shift ;;
     -h|--help) usage ;;
     --) shift; break ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -46,7 +58,21 @@ done
 [ -f "$kernel" ] || die "kernel image '$kernel' not found"
 kernel=$(realpath "$kernel")
 command -v vng >/dev/null || die "vng (virtme-ng) not found: run scripts/setup.sh"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: run scripts/setup.sh"
+qemu=qemu-system-x86_64 qemu_fw=()
+if [ "$mttcg" = 1 ]; then
+  qdir=${SCX_SIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_sis}/qemu10
+  qemu=${SCX_SIS_QEMU:-$qdir/usr/bin/qemu-system-x86_64}
+  qver=$("$qemu" --version 2>/dev/null | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -n 1)
+  [ -n "$qver" ] || die "--mttcg: no QEMU at $qemu: run scripts/setup.sh (or set SCX_SIS_QEMU)"
+  [ "$qver" -ge 10 ] || die "--mttcg needs QEMU >= 10 ($qemu is $qver: older ones oops guests at attach/detach)"
+  # the firmware of that QEMU's own packages, before the system's
+  # its own firmware and modules: the system's are qemu 7.2's (which fail to load into 10)
+  if [ -z "${SCX_SIS_QEMU:-}" ]; then
+    qemu_fw=(-L "$qdir/usr/share/qemu" -L "$qdir/usr/share/seabios")
+    export QEMU_MODULE_DIR="$qdir/usr/lib/x86_64-linux-gnu/qemu"
+  fi
+fi
+command -v "$qemu" >/dev/null || die "$qemu not found: run scripts/setup.sh"
 
 # ---- topology -------------------------------------------------------------------------------
 if [ -z "$cpus" ] && [ -z "$sockets$cores$threads" ]; then cpus=8; fi
@@ -62,6 +88,10 @@ else
   if [ "$cpus" -ge 16 ]; then sockets=4; else sockets=$(( cores_total >= 2 ? cores_total / 2 : 1 )); fi
   while [ $((cores_total % sockets)) -ne 0 ]; do sockets=$((sockets - 1)); done
   cores=$((cores_total / sockets))
+fi
+
+if [ "$mttcg" = 1 ] && [ "$oversub" = 0 ] && [ "$cpus" -gt "$(nproc)" ]; then
+  die "--mttcg with $cpus vCPUs on $(nproc) host cores: vCPU threads would take turns and throughput would measure the host (--oversubscribe to run anyway)"
 fi
 
 # ---- files ----------------------------------------------------------------------------------
@@ -92,17 +122,19 @@ rm -f "$rcfile" "$dmesgfile"
 } > "$gscript"
 chmod +x "$gscript"
 
-qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=single"
+# scx_sis_rig= on the guest's command line tells `scx_sis bench` which rig its numbers come from
+tcg=single rig=tcg-serial; [ "$mttcg" = 1 ] && tcg=multi rig=mttcg
+qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=$tcg ${qemu_fw[*]}"
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
 # access. The TCG TSC is one global virtual clock, so it is in fact synchronized.
 # SCX_SIS_VM_APPEND: more kernel parameters (tests/vm/run.sh passes mitigations=off).
-vngcmd=(vng --verbose --force-9p --disable-kvm --run "$kernel" --cpus "$cpus" --memory "$memory"
-        --append "tsc=reliable${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}"
+vngcmd=(vng --verbose --force-9p --disable-kvm --qemu "$qemu" --run "$kernel" --cpus "$cpus" --memory "$memory"
+        --append "tsc=reliable scx_sis_rig=$rig${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}"
         --user root --rwdir "$repo/target" --cwd "$repo" --qemu-opts="$qopts" --exec "$gscript")
 
 {
-  echo "vm.sh: $(date -Is) kernel=$kernel cpus=$cpus (sockets=$sockets cores=$cores threads=$threads) memory=$memory timeout=${timeout}s"
+  echo "vm.sh: $(date -Is) kernel=$kernel cpus=$cpus (sockets=$sockets cores=$cores threads=$threads) memory=$memory timeout=${timeout}s tcg=$tcg qemu=$("$qemu" --version | head -n 1)"
   echo "vm.sh: command: $*"
   echo "vm.sh: $(printf '%q ' "${vngcmd[@]}")"
 } > "$log"
@@ -156,5 +188,8 @@ echo "vm.sh: guest command exited $grc after ${elapsed}s" >> "$log"
 [ "$quiet" = 1 ] || echo "vm.sh: guest command exited $grc after ${elapsed}s (log: $log)" >&2
 if [ "$grc" -ne 0 ]; then
   fail "guest command exited $grc" "$grc"
+fi
+if [ "$mttcg" = 1 ] && oops=$(grep -m 1 -E 'Oops:|BUG:|Kernel panic|general protection fault' "$log"); then
+  fail "the guest kernel logged: $oops" 123
 fi
 exit 0

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The parallel rig's smoke: on each kernel, a short A/B on multi-threaded TCG (QEMU 10, 2 vCPUs as
+# 2 LLCs): EEVDF and scx_sis in blocks (scx_sis attached once per block), hackbench --quick, then
+# the checks: every run measured, each scheduler attached once per block, the table says which rig
+# it came from, and the kernel log stayed clean across every switch (a boot that faulted is
+# discarded and run again by bench/run-vm.sh; that is reported, and a second fault fails).
+#   tests/vm/mttcg_smoke.sh [--bin PATH] [KERNEL...]     (default kernels: 7.3 6.12)
+# Last line: 'N passed, M failed', N and M counting kernels. Needs as many host cores as vCPUs (2).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+bin="$repo/target/release/scx_sis"
+[ "${1:-}" = --bin ] && { bin=$2; shift 2; }
+kernels=("$@"); [ ${#kernels[@]} -gt 0 ] || kernels=(7.3 6.12)
+pass=0 fail=0 kfail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; kfail=$((kfail + 1)); }
+for k in "${kernels[@]}"; do
+  out="$repo/target/mttcg-smoke-$k" kfail=0
+  rm -rf "$out"
+  echo "== mttcg smoke, $k: EEVDF vs scx_sis, hackbench --quick, 2 runs in blocks of 1"
+  "$repo/bench/run-vm.sh" --mttcg --kernel "$k" --sockets 2 --cores 1 --threads 1 --retries 1 --timeout 900 \
+    --bin "$bin" --out "$out" -- --suite hackbench --quick --runs 2 --warmup 0 --block 1
+  rc=$?
+  [ "$rc" -eq 0 ] && ok "$k: the bench exited 0" || bad "$k: bench/run-vm.sh exited $rc"
+  if [ -s "$out/discarded-boots.txt" ]; then
+    echo "note: $k: a boot faulted and was discarded: $(cat "$out/discarded-boots.txt")"
+  fi
+  verdict=$(python3 - "$out" <<'PY'
+import json, sys, pathlib
+d = pathlib.Path(sys.argv[1])
+try:
+    r = json.loads((d / "results.json").read_text())
+except Exception as e:
+    print(f"FAIL no results.json: {e}"); sys.exit()
+runs = r["runs"]
+names = [v["name"] for v in r["variants"]]
+print("ok" if names == ["EEVDF", "scx_sis"] else "FAIL", f"columns {names}")
+bad = [f"{x['variant']} {x['param']} r{x['round']}: {x.get('error')}" for x in runs if not x["ok"]]
+print("ok" if len(runs) == 8 and not bad else "FAIL", f"{len(runs)} of 8 runs measured, failed: {bad}")
+print("ok" if r["host"].get("rig") == "mttcg" and r["config"].get("block") == 1 else "FAIL",
+      f"rig {r['host'].get('rig')!r}, block {r['config'].get('block')}")
+# one attach per block: the scheduler's log has one start line per attach
+starts = (d / "logs" / "scx_sis.log").read_text().count("===== ") if (d / "logs" / "scx_sis.log").exists() else -1
+print("ok" if starts == 2 else "FAIL", f"scx_sis attached {starts} times for 2 blocks")
+table = (d / "table.txt").read_text() if (d / "table.txt").exists() else ""
+print("ok" if "# qemu multi-threaded TCG" in table and "CoeffVar" in table else "FAIL", "table names the rig and the spread")
+PY
+)
+  while read -r word rest; do
+    if [ "$word" = ok ]; then ok "$k: $rest"; else bad "$k: $rest"; fi
+  done <<<"$verdict"
+  cat "$out/table.txt" 2>/dev/null | sed -n '1,12p'
+  if [ "$kfail" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
