@@ -68,3 +68,69 @@ mod tests {
         assert_eq!((a.len(), b.len()), (19, 17));
     }
 }
+
+/// The /proc/stat counters a run's `SystemDelta` is the difference of.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProcStat {
+    pub ctxt: u64,
+    pub idle: u64,
+    pub total: u64,
+}
+
+impl ProcStat {
+    pub fn read() -> Option<Self> {
+        Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// The aggregate `cpu` line (user nice system idle iowait irq softirq steal; guest time is
+    /// inside user) and `ctxt`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut st = ProcStat::default();
+        let mut seen = (false, false);
+        for l in text.lines() {
+            let mut w = l.split_whitespace();
+            match w.next() {
+                Some("cpu") => {
+                    let v: Vec<u64> = w.take(8).filter_map(|x| x.parse().ok()).collect();
+                    if v.len() < 5 {
+                        return None;
+                    }
+                    st.idle = v[3] + v[4];
+                    st.total = v.iter().sum();
+                    seen.0 = true;
+                }
+                Some("ctxt") => {
+                    st.ctxt = w.next()?.parse().ok()?;
+                    seen.1 = true;
+                }
+                _ => {}
+            }
+        }
+        (seen.0 && seen.1).then_some(st)
+    }
+
+    pub fn delta(self, later: ProcStat) -> super::model::SystemDelta {
+        let total = later.total.saturating_sub(self.total);
+        let idle = later.idle.saturating_sub(self.idle);
+        super::model::SystemDelta {
+            ctxt: later.ctxt.saturating_sub(self.ctxt),
+            idle_pct: if total == 0 { 0.0 } else { 100.0 * idle as f64 / total as f64 },
+        }
+    }
+}
+
+#[cfg(test)]
+mod proc_stat_tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_delta() {
+        let a = ProcStat::parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\nctxt 1000\nbtime 1\n").unwrap();
+        let b = ProcStat::parse("cpu  200 0 100 850 50 0 0 0 0 0\nctxt 4000\n").unwrap();
+        let d = a.delta(b);
+        assert_eq!(d.ctxt, 3000);
+        // 150 busy + 50 idle jiffies
+        assert!((d.idle_pct - 25.0).abs() < 1e-9, "{}", d.idle_pct);
+        assert_eq!(ProcStat::parse("ctxt 5\n"), None);
+    }
+}

@@ -143,6 +143,19 @@ pub struct RunRecord {
     pub telemetry_error: Option<String>,
     /// Workload output, relative to the results directory.
     pub raw: Option<String>,
+    /// The system's counters over the workload (every variant, EEVDF included).
+    #[serde(default)]
+    pub system: Option<SystemDelta>,
+}
+
+/// /proc/stat over one workload: what a scheduler adds to the work (switches) and whether CPUs
+/// sat idle while the workload ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemDelta {
+    /// Context switches, all CPUs.
+    pub ctxt: u64,
+    /// Share of CPU time idle (idle + iowait), all CPUs, percent.
+    pub idle_pct: f64,
 }
 
 /// Settings a session ran with (for the record, and for --report).

@@ -258,6 +258,7 @@ pub fn format_suite(res: &Results, suite: &Suite) -> String {
         }
     }
 
+    o.push_str(&format_system(res, suite, pw));
     o.push_str(&format_telemetry(res, suite, pw));
     o
 }
@@ -289,6 +290,49 @@ fn telemetry_header(k: &str) -> String {
         "fp_pct" => "fp%".into(),
         other => other.into(),
     }
+}
+
+/// Per variant (EEVDF too) and parameter, over the ok measured runs: context switches per run
+/// and the share of CPU time idle while the workload ran, from /proc/stat.
+pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
+    let mut o = String::new();
+    if !res.runs.iter().any(|r| r.suite == suite.name && r.system.is_some()) {
+        return o;
+    }
+    let nw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(7);
+    let _ = writeln!(
+        o,
+        "system (/proc/stat over each run's workload, mean of the ok runs; ctxt x: vs {}):",
+        res.variants[0].name
+    );
+    let _ = writeln!(o, "  {:<nw$}  {:<pw$}  {:>12}  {:>7}  {:>6}", "variant", "param", "ctxt/run", "ctxt x", "idle%");
+    let mean = |name: &str, label: &str, f: &dyn Fn(&super::model::SystemDelta) -> f64| {
+        let v: Vec<f64> = res
+            .cell(&suite.name, label, name)
+            .filter(|r| r.ok && !r.warmup)
+            .filter_map(|r| r.system.as_ref().map(f))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    for v in &res.variants {
+        for p in &suite.params {
+            let ctxt = mean(&v.name, &p.label, &|d| d.ctxt as f64);
+            let base = mean(&res.variants[0].name, &p.label, &|d| d.ctxt as f64);
+            let idle = mean(&v.name, &p.label, &|d| d.idle_pct);
+            let f = |x: Option<f64>, prec: usize| x.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+            let ratio = ctxt.zip(base).filter(|(_, b)| *b > 0.0).map(|(c, b)| c / b);
+            let _ = writeln!(
+                o,
+                "  {:<nw$}  {:<pw$}  {:>12}  {:>7}  {:>6}",
+                v.name,
+                p.label,
+                f(ctxt, 0),
+                f(ratio, 2),
+                f(idle, 1)
+            );
+        }
+    }
+    o
 }
 
 /// Footer: per scx_sis variant and parameter, the mean over its ok measured runs of each field.
@@ -489,6 +533,19 @@ pub(crate) mod tests {
     /// 0.4823 (no mark), nofilter 0.0018 (*), hackbench 12 scx_sis 0.0026 (*), nofilter
     /// 0.6346 (no mark), netperf send-64 scx_sis 0.0065 (*); scipy.stats.hmean of the EEVDF
     /// netperf runs = 214.3454, of scx_sis = 210.7899 (-1.66%).
+    #[test]
+    fn system_counters_per_variant() {
+        let mut res = sample();
+        for r in res.runs.iter_mut() {
+            let ctxt = if r.variant == "EEVDF" { 1000 } else { 2500 };
+            r.system = Some(crate::bench::model::SystemDelta { ctxt, idle_pct: 10.0 });
+        }
+        let t = format_system(&res, &res.suites[0], 4);
+        let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+        assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["scx_sis", "12", "2500", "2.50", "10.0"], "{t}");
+        assert!(format_system(&sample(), &res.suites[0], 4).is_empty());
+    }
+
     #[test]
     fn table_text() {
         let got = format_report(&sample());

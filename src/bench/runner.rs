@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::host::ProcStat;
 use super::model::{RunRecord, Suite, Variant};
 use super::workloads::Executor;
 
@@ -276,7 +277,9 @@ fn measure(
 ) -> Option<String> {
     let raw = raw_rel_path(rec);
     rec.raw = Some(raw.to_string_lossy().into_owned());
+    let before = ProcStat::read();
     let measured = exec.run(suite, param, &out_dir.join(&raw));
+    rec.system = before.zip(ProcStat::read()).map(|(a, b)| a.delta(b));
     let after = ctl.after_workload(v);
     rec.telemetry = after.telemetry;
     rec.telemetry_error = after.telemetry_error;
