@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# top: `scx_sis top` and live knobs (issue 10), under a load (hackbench loop + stress-ng); the
+# top: `scx_sis top` and live knobs, under a load (hackbench loop + stress-ng); the
 # refusals of 3 run first, before the load (they need none).
 #  1. `scx_sis top` in tmux: two captures of the pane a few refreshes apart both show the
 #     overview, and the numbers in them differ (live); the per-LLC and per-CPU views show a row
