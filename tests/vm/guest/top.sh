@@ -94,7 +94,7 @@ load_pids=$!
 load_pids="$load_pids $!"
 # the test's own commands at nice -10 from here on, the load above staying at 0: the test checks
 # what they do, not how fast a loaded guest runs them. Most of their wait is elsewhere, though:
-# each exec's 9p lookups (tests/vm/README.md), hence the tmpfs binary and the reads in bash.
+# each exec's 9p lookups (docs/testing.md), hence the tmpfs binary and the reads in bash.
 renice -n -10 -p $$ >/dev/null
 
 # --- recorded replies (fixtures for the host tests)
