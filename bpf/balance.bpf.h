@@ -2,7 +2,7 @@
 /*
  * Balance between busy CPUs, by weighted load (vtime.bpf.h).
  *
- * Steal-on-idle (steal.bpf.h, seed 004) stays the fast path for idle CPUs;
+ * Steal-on-idle (steal.bpf.h) stays the fast path for idle CPUs;
  * this evens out CPUs that are all busy, which stealing never looks at:
  *  - a CPU whose slice ended looks, at most once every balance_every
  *    slices, for the
@@ -16,7 +16,7 @@
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
- *    the idlest LLC (seed 001's idlest group / idlest CPU), not to prev;
+ *    the idlest LLC (the fair class's idlest group / idlest CPU), not to prev;
  *  - rotation: when tasks do not divide among CPUs (17 hogs on 8 CPUs), no
  *    pull evens them out, and the tasks of the one busier CPU would get a
  *    third of it while the others get half. A busier CPU whose slice ended

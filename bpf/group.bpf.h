@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Group balancer (seed 002): groups of tasks (opted-in cgroups) settle on
+ * Group balancer: groups of tasks (opted-in cgroups) settle on
  * partitions of CPUs, softly.
  *
  * Owns: which cgroup belongs to which group (gb_cgrp_map, from the cgroup
@@ -11,7 +11,7 @@
  * and per group and partition.
  * Soft, never hard: a grouped wakeup takes an idle CPU of its partition,
  * prev first, else the normal path anywhere (narrowing the idle search
- * under load hurts, the seed's lesson). A task whose slice ends outside its
+ * under load hurts, the proposal's lesson). A task whose slice ends outside its
  * partition moves in when a CPU there is idle, or swaps with a task there
  * whose group wants ours; stealing and balancing prefer tasks whose group
  * belongs to the thief's partition.

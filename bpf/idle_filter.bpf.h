@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SIS_CORE idle filter and fail-prone scans (seeds 000 and 003).
+ * SIS_CORE idle filter and fail-prone scans (docs/design.md).
  *
  * Owns: the per-CPU idle state of record, one idle filter per LLC (a bitmap
  * of CPUs that were idle, kept at CORE granule), the per-LLC generation and
@@ -229,7 +229,7 @@ __noinline int filter_cpu_busy(s32 cpu)
 
 /*
  * Reset after a failed full idle-core scan: the bitmap goes, and every cached
- * generation expires. Unlike the seed's plain clear, CPUs idle by record are
+ * generation expires. Unlike the proposal's plain clear, CPUs idle by record are
  * put back (core granule): a CPU that stays idle never passes the idle path
  * again, so a plain clear would hide it until its next wakeup. This costs one
  * pass over the LLC, on a path that just failed a full scan of it anyway.
@@ -346,7 +346,7 @@ struct scan_ctx {
 	u32 llc;
 	u32 start;		/* wrap point: first segment [start, n), then [0, start) */
 	u32 from, end, seg;
-	s32 nr;			/* probes left + 1 (seed 000 decrements first) */
+	s32 nr;			/* probes left + 1 (decremented before a probe, as in select_idle_cpu) */
 	u32 probes;
 	s32 idle_cpu;
 	u32 has_idle_core, scan_sibling, use_filter, full, found;
@@ -464,7 +464,7 @@ __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *s
 
 /*
  * The SIS scan over @llc's filter ∩ p->cpus_ptr, wrapping around from the
- * position after @target. Rules of seed 000:
+ * position after @target. The fail-prone scan rules:
  *  - with has_idle_cores, look for a fully idle core (an idle thread of a
  *    busy core is the fallback);
  *  - a fail-prone scan checks each candidate's SMT siblings (true
@@ -499,7 +499,7 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	sc->use_filter = sis_mode != SIS_MODE_LINEAR;
 	sc->has_idle_core = smt_enabled && READ_ONCE(l->has_idle_cores);
 	sc->scan_sibling = 0;
-	/* the idle-core search consumes the fail-prone flag too, unused (seed 000) */
+	/* the idle-core search consumes the fail-prone flag too, unused */
 	if (sis_mode == SIS_MODE_FULL && READ_ONCE(tc->fail_prone))
 		sc->scan_sibling = __sync_val_compare_and_swap(&tc->fail_prone, 1, 0) == 1;
 	if (sc->has_idle_core)
@@ -538,7 +538,7 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	if (sc->has_idle_core) {
 		/*
 		 * The search for a fully idle core failed: the hint goes even when
-		 * an idle thread of a busy core serves (seed 000), or every later
+		 * an idle thread of a busy core serves, or every later
 		 * wakeup would repeat the full search.
 		 */
 		WRITE_ONCE(l->has_idle_cores, 0);

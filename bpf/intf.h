@@ -110,7 +110,7 @@ struct task_cg {
 	u32 acct_weight;	/* the weight added to acct_cgid */
 };
 
-/* Per-CPU "cached domain shortcuts" (seed 001), filled by user space. */
+/* Per-CPU "cached domain shortcuts", filled by user space. */
 struct cpu_topo {
 	u32 core;			/* global core id */
 	u32 llc;			/* LLC id, dense 0..nr_llcs-1 */
@@ -137,7 +137,7 @@ enum sis_stat {
 	STAT_KEEP_PREV,			/* prev kept running: nothing queued, or still the lowest vtime */
 	STAT_KICK_IDLE,			/* idle CPUs kicked after an enqueue */
 
-	/* wakeup paths (seed 001) */
+	/* wakeup paths */
 	STAT_WAKE_PREV,
 	STAT_WAKE_SYNC,
 	STAT_WAKE_RECENT,
@@ -146,7 +146,7 @@ enum sis_stat {
 	STAT_WAKE_NONE,			/* no idle CPU found: stays on target */
 	STAT_WAKE_AFFINE,		/* no idle CPU: a sync wakee queued behind its waker */
 
-	/* idle filter and scans (seeds 000, 003) */
+	/* idle filter and scans */
 	STAT_SCAN,
 	STAT_SCAN_PROBE,
 	STAT_SCAN_SUCCESS,
@@ -162,7 +162,7 @@ enum sis_stat {
 	STAT_FILTER_SET_SKIP_GEN,	/* set skipped: generation says already set */
 	STAT_FILTER_SET_SKIP_CORE,	/* set skipped: a sibling already stands for the core */
 
-	/* overloaded map and stealing (seed 004) */
+	/* overloaded map and stealing */
 	STAT_OVERLOAD_SET,
 	STAT_OVERLOAD_CLEAR,
 	STAT_STEAL_ATTEMPT,
@@ -313,7 +313,7 @@ enum sis_llc_stat {
 	SIS_NR_LLC_STATS,
 };
 
-/* Group balancer (group.bpf.h, seed 002): shared with src/group.rs. */
+/* Group balancer (group.bpf.h): shared with src/group.rs. */
 enum gb_consts {
 	GB_MAX_PARTS		= 32,	/* CPU partitions */
 	GB_NO_PART		= 32,	/* gb_acct slot: run time on CPUs of no partition */

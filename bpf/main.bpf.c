@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_sis: wiring of the sched_ext ops. The mechanisms live one per file:
- *   topology.bpf.h     cached domain shortcuts (seed 001)
- *   idle_filter.bpf.h  SIS_CORE idle filter, fail-prone scans (seeds 000, 003)
- *   overload.bpf.h     overloaded-CPU map (seed 004)
+ *   topology.bpf.h     cached domain shortcuts: topology lookups as array reads
+ *   idle_filter.bpf.h  SIS_CORE idle filter, fail-prone scans
+ *   overload.bpf.h     overloaded-CPU map
  *   vtime.bpf.h        per-CPU vtime clocks, lag, run-time charge, weighted load
  *   balance.bpf.h      balance between busy CPUs by weighted load (decisions)
  *   cgroup.bpf.h       cgroup cpu.weight: hierarchical share -> a task's weight
- *   group.bpf.h        group balancer: groups of tasks on partitions of CPUs (seed 002)
- *   steal.bpf.h        steal-on-idle from overloaded CPUs (seed 004), and the
+ *   group.bpf.h        group balancer: groups of tasks on partitions of CPUs
+ *   steal.bpf.h        steal-on-idle from overloaded CPUs, and the
  *                      move balance_pull makes
  *   stats.bpf.h        per-CPU counters
  *   llc_stats.bpf.h    per-CPU counters by LLC
  *   knobs.bpf.h        live changes of the writable knobs (scx_sis set)
- * and the wakeup paths (seed 001) are here: ttwu vs fork/exec.
+ * and the wakeup paths are here: ttwu vs fork/exec.
  *
  * Queueing: one vtime-ordered user DSQ per CPU (DSQ id = CPU id), each with
  * its own clock, weighted fair by nice level (the fair class's weights) and
@@ -245,7 +245,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * waker is alone on its CPU (the fair class's wake_affine_idle), any
 	 * wakee when prev is busy and the waker's LLC is the less loaded one.
 	 * A sync wakee pulled whatever waits at its waker's CPU piled a whole
-	 * hackbench into one LLC while the other idled (BENCHMARKS.md, session 33).
+	 * hackbench into one LLC while the other idled.
 	 */
 	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
 	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
@@ -268,7 +268,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * The waker goes to sleep and leaves its CPU, with a warm cache, to us:
 	 * nothing else waits there. Before any idle CPU: the wakee then reads
 	 * what its waker wrote in one run once the waker blocks, instead of
-	 * waking an idle CPU per message (hackbench, BENCHMARKS.md session 29).
+	 * waking an idle CPU per message (hackbench).
 	 * It does not preempt its waker (ops.enqueue).
 	 */
 	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
@@ -930,7 +930,7 @@ SCX_OPS_DEFINE(sis_ops,
 	       /*
 	        * sched_ext's default (and maximum). At 5 s, hackbench overload with
 	        * 32 vCPUs under qemu TCG starved the kernel's own watchdog work for
-	        * just over 5 s and got scx_sis ejected (BENCHMARKS.md, 2026-11-22):
+	        * just over 5 s and got scx_sis ejected (docs/lab-notes/2026-11-22.md):
 	        * an open problem this does not fix, only stops ejecting for.
 	        */
 	       .timeout_ms	= 30000,

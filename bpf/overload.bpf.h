@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Overloaded-CPU map (seed 004): per LLC, which CPUs have tasks waiting in
+ * Overloaded-CPU map: per LLC, which CPUs have tasks waiting in
  * their DSQ behind the running one. Set and cleared only at the transitions
  * (enqueue, dispatch, running); never rescanned.
  *
- * Sparse like the seed's sparsemask: OVL_BITS_PER_LINE bits per 64-byte
+ * Sparse like the steal-tasks proposal's sparsemask: OVL_BITS_PER_LINE bits per 64-byte
  * line, so CPUs setting and clearing their bits rarely share a cache line.
  * Writers read before they write, so a steady state touches no line.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Steal-on-idle (seed 004): a CPU about to go idle walks its LLC's
+ * Steal-on-idle: a CPU about to go idle walks its LLC's
  * overloaded map (overload.bpf.h) from the next CPU and moves the first
  * migratable task it finds, in next-to-run (vtime) order, to itself; then,
  * by default (steal-scope node), the maps of the other LLCs of its node.
@@ -20,8 +20,8 @@
 
 /*
  * writable: `scx_sis set steal-scope=`. The node by default: with the LLC
- * alone, one LLC idled while the other's CPUs had tasks waiting (BENCHMARKS.md,
- * session 33); the own LLC is still walked first.
+ * alone, one LLC idled while the other's CPUs had tasks waiting; the own LLC
+ * is still walked first.
  */
 u32 steal_scope SEC(".data") = STEAL_SCOPE_NODE;
 

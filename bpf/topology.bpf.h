@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Topology shortcuts (seed 001, "cached domain shortcuts"): everything a
+ * Topology shortcuts ("cached domain shortcuts"): everything a
  * wakeup needs to know about a CPU's core and LLC is precomputed by user space
  * into arrays sized from the machine, so no hot path walks a domain.
  *

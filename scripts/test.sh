@@ -4,7 +4,7 @@
 # tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis with 32 vCPUs in
 # 4 LLCs, then the parallel rig's smoke (tests/vm/mttcg_smoke.sh). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --long]
-# --long: the opt-in long mode (issue 11; hours under TCG), VM only, both kernels side by side:
+# --long: the opt-in long mode (hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
 # (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
 # LLCs: smoke, sis and the saturation-fairness bench (fair-nice8, fair-spread).
@@ -53,7 +53,7 @@ if [ "$mode" = --long ]; then
   shape64=(--cpus 64 --sockets 8 --cores 4 --threads 2 --memory 8G)
   huge=(--timeout 10800 "${shape64[@]}" --env SIS_MODES=full smoke sis)
   # saturation fairness at 64 vCPUs: the fairness test's five cases time out there under EEVDF
-  # too (TCG); the two saturation cases fit as a bench run (BENCHMARKS.md), whose table is printed
+  # too (TCG); the two saturation cases fit as a bench run, whose table is printed
   fair64() {
     if $SUDO bench/run-vm.sh --kernel "$1" "${shape64[@]}" --timeout 3000 --bin "$bin" --out "bench-results/long-64-$1" -- \
       --suite fair-nice8,fair-spread --runs 2 --warmup 0 --duration 4; then

@@ -1,4 +1,4 @@
-//! Group balancer (seed 002), the loader's side of bpf/group.bpf.h: `--partitions`,
+//! Group balancer, the loader's side of bpf/group.bpf.h: `--partitions`,
 //! `--gb-cgroup`, `--gb-parent`; every `--gb-period-ms` it reads the run time kept in BPF per
 //! group and per CPU, settles each group on the partition with the minimum predicted load
 //! (`settle`, with hysteresis) and writes the choice back; and it serves the gb stats.
@@ -28,7 +28,7 @@ const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
 pub const HYSTERESIS: f64 = 0.125;
 
 /// Parses `--partitions` ("0-3;4-7": cpulists separated by ';', one trailing ';' allowed, as in
-/// the seed's gb_ctrl) against the online CPUs. Errors are one line, for a usage error.
+/// the proposal's gb_ctrl) against the online CPUs. Errors are one line, for a usage error.
 pub fn parse_partitions(spec: &str, topo: &Topology) -> std::result::Result<Vec<Vec<usize>>, String> {
     let spec = spec.trim();
     let spec = spec.strip_suffix(';').unwrap_or(spec);
@@ -218,7 +218,7 @@ pub struct GroupLoad {
 /// Below this load (CPUs) a settled group stays where it is: moving it would gain nothing.
 pub const MIN_LOAD: f64 = 0.1;
 
-/// The partition of each group, as the seed settles them: groups, heaviest first, each look
+/// The partition of each group, as the proposal settles them: groups, heaviest first, each look
 /// at the predicted load of every partition (the load that is no group's there, plus the groups
 /// there now, plus this one if it came, per CPU) and move to the minimum when it beats where
 /// they are by more than `hysteresis` (a new group just takes the minimum). A nearly idle
@@ -292,7 +292,7 @@ pub struct GbGroupMetrics {
     pub moves: u64,
 }
 
-/// One partition (nested in `Metrics::gb_parts`): the seed's gb_stat line, and its groups.
+/// One partition (nested in `Metrics::gb_parts`): the proposal's gb_stat line, and its groups.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[serde(default)]
@@ -320,7 +320,7 @@ pub struct GbSample {
     pub parts: BTreeMap<u32, GbPartMetrics>,
 }
 
-/// The gb lines of `--stats` / `--monitor`: counters, then per group the seed's gb_stat view,
+/// The gb lines of `--stats` / `--monitor`: counters, then per group the proposal's gb_stat view,
 /// one line per partition (id, CPUs, the group's load there, the partition's load, `*` on the
 /// preferred one; loads in milli-CPUs).
 pub fn format<W: std::io::Write>(w: &mut W, m: &crate::stats::Metrics) -> Result<()> {

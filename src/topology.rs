@@ -1,6 +1,6 @@
 //! Topology discovery from sysfs: SMT siblings, cores, LLCs and NUMA nodes, turned into the
 //! per-CPU shortcuts the BPF side reads (the cached domain shortcuts of "sched: Streamline
-//! select_task_rq()", seed 001 in docs/design.md).
+//! select_task_rq()", docs/design.md).
 //!
 //! Reads a sysfs tree under any root so tests can feed it fixture trees. Not scx_utils::Topology:
 //! that reads one root per process (ROOT_PREFIX), needs core_id/cluster_id files, and without

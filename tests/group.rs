@@ -1,4 +1,4 @@
-//! Group balancer (seed 002): `--partitions` parsing, the settle algorithm on synthetic loads
+//! Group balancer: `--partitions` parsing, the settle algorithm on synthetic loads
 //! (groups end in distinct partitions, hysteresis stops ping-pong, light loads fit), and
 //! bpf/group.bpf.h's cgroup and run-time state through BPF_PROG_TEST_RUN.
 mod common;
@@ -14,7 +14,7 @@ use scx_sis::group::{parse_partitions, settle, GroupLoad, PartLoad, HYSTERESIS};
 fn partitions_parse() {
     let topo = topology_of(&Shape::new(8, 2, 4));
     assert_eq!(parse_partitions("0-3;4-7", &topo).unwrap(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
-    // the seed's gb_ctrl form, with a trailing ';'; CPUs left out are in no partition
+    // the proposal's gb_ctrl form, with a trailing ';'; CPUs left out are in no partition
     assert_eq!(parse_partitions("0-1,4;5;", &topo).unwrap(), vec![vec![0, 1, 4], vec![5]]);
 }
 
@@ -94,7 +94,7 @@ fn busy_groups_end_in_distinct_partitions() {
     assert_ne!(c[0], c[1], "{c:?}");
     assert!(c.contains(&0), "one stays where it is: {c:?}");
 
-    // four groups, four partitions of 8 CPUs (the seed's scenario scaled): one each
+    // four groups, four partitions of 8 CPUs (the proposal's scenario scaled): one each
     let c = run(&parts(4, 8.0), &[8.0, 8.0, 8.0, 8.0], 3);
     let mut sorted = c.clone();
     sorted.sort();
@@ -239,7 +239,7 @@ fn cgroups_join_groups_and_leave_no_state() {
     assert_eq!(group_of(&mut s, 103).0, 103);
 }
 
-/// Stealing and balance prefer the thief's groups (seed 002, soft): rank 2 for a group at home
+/// Stealing and balance prefer the thief's groups (soft affinity): rank 2 for a group at home
 /// on the thief's partition, 1 for no group or a group homed elsewhere, 0 for a group at home
 /// on the victim's partition (taken last), through the loader's own partition maps.
 #[test]

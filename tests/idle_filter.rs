@@ -192,7 +192,7 @@ fn idle_thread_fallback_still_clears_the_idle_core_hint() {
     sis.set_llc(0, true, 4);
     let r = sis.scan(0, 0);
     assert!([1, 3, 5, 7].contains(&r.cpu), "an idle thread serves: {}", r.cpu);
-    assert_eq!(sis.llc_state(0).1, 0, "the failed idle-core search cleared the hint (seed 000)");
+    assert_eq!(sis.llc_state(0).1, 0, "the failed idle-core search cleared the hint");
     // the idle-core search is not depth-limited: it saw every candidate of the filter
     assert_eq!(r.full, 1);
 }

@@ -1,4 +1,4 @@
-//! The `fairness` suites of `scx_sis bench` (issue 8): does a scheduler keep the promises of the
+//! The `fairness` suites of `scx_sis bench`: does a scheduler keep the promises of the
 //! fair class when there are more runnable CPU hogs than CPUs?
 //!
 //! - `fair-nice1`: a nice-0 and a nice-5 hog pinned to one CPU; their CPU-time ratio (ideal
@@ -14,12 +14,12 @@
 //!   completed 50 ms sleeps per second (higher is better). The fork loop does at least 5
 //!   (one op can take seconds in a saturated TCG guest), within 4x the window.
 //!
-//! - `cg-weight`, `cg-threads`, `cg-nested`, `cg-wide` (`--suite cgroups`, issue 9): cgroup
+//! - `cg-weight`, `cg-threads`, `cg-nested`, `cg-wide` (`--suite cgroups`): cgroup
 //!   cpu.weight. Pinned to one CPU: 300 vs 100, one hog each (ideal 3); a 4-hog vs a 1-hog
 //!   cgroup of equal weight (ideal 1); a/{x (1 hog), y (2 hogs)} vs b (1 hog), all weight 100
 //!   (ideal shares 1/4, 1/4, 1/2: the metric is the worst share's error in %). Unpinned:
 //!   300 with one hog per CPU vs 100 with two per CPU (ideal 3).
-//! - `gb-wide` (issue 9, not in `cgroups`): cg-wide's load with its two cgroups as children of
+//! - `gb-wide` (not in `cgroups`): cg-wide's load with its two cgroups as children of
 //!   the group balancer's bench parent (gbbench::GB_PARENT), so that a variant
 //!   `--gb-parent /sys/fs/cgroup/scx_sis_gb` makes them two groups settled on distinct
 //!   partitions: does cpu.weight still hold across partitions (ideal 3)?
@@ -143,7 +143,7 @@ pub struct ProbeArgs {
 
 /// (window, warm-up) seconds of a case: `--duration` sets the window; spread warms up longer
 /// since balancing must have had its chance before it is judged, and measures at least
-/// SPREAD_MIN_SECS (issue 8 judges the spread 5 s in: 1 s warm-up + 4 s with --quick), as a
+/// SPREAD_MIN_SECS (the fairness target judges the spread 5 s in: 1 s warm-up + 4 s with --quick), as a
 /// short window in a TCG guest is noisy even under EEVDF.
 pub fn durations(case: Case, sc: &Scale) -> (u32, f64) {
     let secs = sc.duration_s.unwrap_or(if sc.quick { 2 } else { 5 });
@@ -400,7 +400,7 @@ struct Hog {
 pub(super) struct Hogs(Vec<Hog>);
 
 impl Hogs {
-    /// Fork a hog at `nice`, pinned to `cpu` if given. Fork without exec, like the issue's
+    /// Fork a hog at `nice`, pinned to `cpu` if given. Fork without exec, like fair-spread's
     /// "forked by one parent": only fork placement and balancing can spread them.
     pub(super) fn spawn(&mut self, nice: i32, cpu: Option<usize>) -> Result<()> {
         let parent = unsafe { libc::getpid() };

@@ -1,4 +1,4 @@
-//! The `gb-sysbench` suite of `scx_sis bench` (issue 9, seed 002's scenario scaled to the
+//! The `gb-sysbench` suite of `scx_sis bench` (the group balancer proposal's scenario scaled to the
 //! machine): one cgroup per partition (one per LLC, the group balancer's default), each running
 //! `sysbench memory` with as many threads as the partition has CPUs (row `full`), or one
 //! thread each (row `light`: groups that fit, where the balancer must cost nothing). The metric

@@ -57,8 +57,8 @@ pub fn row_cells(res: &Results, suite: &Suite, param: &str) -> Vec<Cell> {
 }
 
 /// What a table from emulated CPUs measures. Single-threaded TCG (bench/run-vm.sh) runs every
-/// vCPU on one host thread: hackbench -g 8 under EEVDF took 2.1x (6.12) and 2.9x (7.3) longer on
-/// 8 vCPUs than on 1 (BENCHMARKS.md, session 33).
+/// vCPU on one host thread: hackbench under EEVDF takes longer on 8 vCPUs than on 1
+/// (docs/results.md).
 const TCG_NOTE: &str = "qemu TCG (emulated CPUs): with one host thread for all vCPUs, throughput does not grow \
 with CPUs; a scheduler that leaves CPUs idle loses nothing here, so read throughput as the work a \
 scheduler adds (switches, cross-CPU moves, lock waits), not as parallel speed";

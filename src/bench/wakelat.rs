@@ -1,5 +1,5 @@
 //! The `wakelat` suite of `scx_sis bench`: how soon a woken normal task runs when every CPU is
-//! busy ("bounded latency" in the guide). It stands in for issue 8's schbench wakeup p99, as
+//! busy ("bounded latency" in the guide). It stands in for schbench's wakeup p99, as
 //! schbench is not packaged by Debian: cyclictest (rt-tests, installed for hackbench anyway)
 //! with one SCHED_OTHER thread per CPU, unpinned, each waking every millisecond, beside one
 //! nice-0 CPU hog per CPU. The metric is p99 of all the threads' wakeup latencies.

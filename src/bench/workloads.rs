@@ -40,7 +40,7 @@ pub const BUILTIN: &[&str] = &[
     "cg-threads",
     "cg-nested",
     "cg-wide",
-    // group balancer (issue 9): sysbench memory, one cgroup per LLC (gbbench.rs)
+    // group balancer: sysbench memory, one cgroup per LLC (gbbench.rs)
     "gb-sysbench",
     // cg-wide with the cgroups as groups of the balancer's bench parent (fairness.rs)
     "gb-wide",

@@ -274,7 +274,7 @@ fn render_gb(f: &mut Frame, m: &Model, area: Rect) {
     ];
     f.render_widget(Paragraph::new(lines), counters);
 
-    // the seed's gb_stat per group: its load on each partition, * on the preferred one
+    // the proposal's gb_stat per group: its load on each partition, * on the preferred one
     let by_part = |g: &crate::group::GbGroupMetrics| {
         let cells: Vec<String> = st
             .gb_parts

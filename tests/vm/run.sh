@@ -52,7 +52,7 @@ for k in $kernels; do
   sumfile="$repo/target/vm-logs/summary-$kname-$$.txt"; rm -f "$sumfile"
   # mitigations=off: the test guests run only these tests, and retpolines and the RSB fill at
   # every context switch are emulated instructions too: a fixed guest load (hackbench, execs, an
-  # attach, stress-ng) took 10-20% less time without them in 4 boots (BENCHMARKS.md, 2026-11-26).
+  # attach, stress-ng) took markedly less time without them (docs/lab-notes/2026-11-26.md).
   # Benchmarks (bench/run-vm.sh) keep a production kernel's default. SCX_SIS_VM_APPEND adds more.
   SCX_SIS_VM_APPEND="mitigations=off${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}" \
   "$here/vm.sh" --kernel "$kpath" "${vmargs[@]}" --timeout "$t" --log "$log" -- \

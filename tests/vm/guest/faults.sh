@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# faults: scx_sis under faults (issue 11). A progress-counting workload (progress.c, one worker
+# faults: scx_sis under faults. A progress-counting workload (progress.c, one worker
 # per CPU, 20% duty) runs throughout; every phase asserts numbers or states:
 #  1. SIGKILL of the loader while attached under load: the kernel detaches it (state disabled),
 #     every worker runs on under fair (ext.enabled 0, run time grows), a new scx_sis attaches
@@ -268,8 +268,8 @@ else fail "no max_gap_ms from the workload: $(cat "$SCX_SIS_OUT/faults-progress.
 # ---- 5. kernel ejection (scx_bpf_error) ----
 inj_msg="error injected by scx_sis set inject-error=1 (a test of the exit path)"
 emark="scx_sis-test: faults ejection $$-$RANDOM"; echo "$emark" > /dev/kmsg
-# -v writes ~2800 libbpf lines, each a write: to the shared target/ (9p) that took 80-140 s
-# beside 4 hogs (BENCHMARKS.md, session 21), so the output goes to the guest's own /tmp (not
+# -v writes ~2800 libbpf lines, each a write: to the shared target/ (9p) that took minutes
+# beside 4 hogs, so the output goes to the guest's own /tmp (not
 # 9p) and cleanup copies it to $SCX_SIS_OUT; this start is about -v, not attach speed
 SCHED_OUT_DIR=$(mktemp -d)
 log "-v output in $SCHED_OUT_DIR ($(stat -f -c %T "$SCHED_OUT_DIR"))"

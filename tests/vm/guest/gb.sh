@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gb: the group balancer (seed 002, issue 9 part 2).
+# gb: the group balancer.
 #  1. bad --partitions (overlap, offline CPU, empty) and --gb-* paths (missing, not cgroup2,
 #     cpu controller off) are refused: one line, exit 2, sched_ext unchanged.
 #  2. --gb-parent P with children a and b, 4 spinners each (as many as a partition has CPUs),

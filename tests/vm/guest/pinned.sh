@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pinned: tasks pinned to one CPU (taskset) stay there while the scheduler balances around them
-# (issue 8: balancing never moves a task outside p->cpus_ptr). 2 spinners pinned to one CPU of
+# (balancing never moves a task outside p->cpus_ptr). 2 spinners pinned to one CPU of
 # each LLC among 2 unpinned hogs per CPU and a hackbench for wakeup churn, PINNED_SECS long.
 # Checked from outside (/proc/PID/stat field 39 sampled every 0.1 s: never another CPU) and
 # from inside (pinned.c's sched_getcpu samples: no violation, 1 CPU seen); every pinned

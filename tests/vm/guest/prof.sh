@@ -6,7 +6,7 @@
 # each scx_sis BPF program's run count and run time (kernel.bpf_stats_enabled; guest time, which
 # single-threaded TCG dilates: compare programs and runs, not absolutes), and scx_sis's own
 # counters over the attach (--stats-out: where the switches come from). How the 2026-11-24
-# hackbench regression was traced (BENCHMARKS.md):
+# hackbench regression was traced (docs/lab-notes/2026-11-24.md):
 #   tests/vm/run.sh --kernel 6.12 --env "PROF_CONFS=|--no-balance|/tmp/old/scx_sis" prof
 source "$(dirname "$0")/lib.sh"
 require_scx_sis

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rt: an RT hog must not starve the normal tasks queued on its CPU (issue 8, "nothing can stall").
+# rt: an RT hog must not starve the normal tasks queued on its CPU ("nothing can stall").
 # RT throttling off (sched_rt_runtime_us = -1, restored after), 2 unpinned hogs per CPU; once
 # they run, a SCHED_FIFO spinner (chrt -f 50) pinned to CPU N, the CPU with the most hogs, takes
 # N for RT_SPIN_SECS. Sampled RT_WITHIN_S after the spinner starts, every hog has made progress

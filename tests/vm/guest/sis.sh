@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sis: the SIS_CORE idle filter under hackbench overload (issue 3). Runs scx_sis in its default
+# sis: the SIS_CORE idle filter under hackbench overload. Runs scx_sis in its default
 # mode (filter + fail-prone) and asserts every mechanism fired and the counters are consistent,
 # then checks the linear and filter-only modes and the no-built-in-idle mode run the same load.
 # env: SCX_SIS (required), SIS_GROUPS (hackbench groups, default 16), SIS_LOOPS (100: 200 took 35-123 s per mode at
@@ -48,7 +48,7 @@ if run_mode full; then
     check_gt "full: $f fired" "$(s $f)" 0
   done
   # A rescue needs a fail-prone scan to meet a half-idle core in the filter. Since a sync wakee
-  # takes its waker's CPU before any scan (session 29), hackbench's scans mostly meet an empty
+  # takes its waker's CPU before any scan, hackbench's scans mostly meet an empty
   # filter: 0-8 rescues per run at 8 vCPUs, also with 3x the loops or a futex load after it. The
   # rescue itself is asserted on the host (tests/idle_filter.rs, fail_prone_scan_rescues_idle_sibling).
   check "full: sibling rescues ($(s sibling_rescues)) <= fail-prone scans" \

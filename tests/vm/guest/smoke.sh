@@ -16,7 +16,7 @@ if ! start_sched --stats 5 ${SCX_SIS_ARGS:-}; then
 fi
 pass "attached in ${ATTACH_S}s"
 check_eq "state" "$(sched_state)" enabled
-# the stats socket is root-only without --stats-group (issue 11)
+# the stats socket is root-only without --stats-group
 check_eq "stats socket mode" "$(stat -c %a /var/run/scx/root/stats 2>&1)" 600
 case "$(sched_ops)" in scx_sis*) pass "root/ops = $(sched_ops)" ;; *) fail "root/ops = '$(sched_ops)'" ;; esac
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# soak: scx_sis attached for SOAK_SECS under a mixed load (issue 11): stress-ng cpu + fork +
+# soak: scx_sis attached for SOAK_SECS under a mixed load: stress-ng cpu + fork +
 # affinity churn, a hackbench loop, cgroup churn (create, move tasks in and out, change
 # cpu.weight, delete; processes in leaf cgroups only), and a progress-counting workload
 # (progress.c, one worker per CPU, 20% duty) as the stall checker. The same load runs first
@@ -133,7 +133,7 @@ start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 seq0=$(enable_seq)
 progress_start soak
 mixed_load soak "$secs"
-# the churning shell is a short-task loop: at least half EEVDF's pace (fair-fork's open part, issue 8)
+# the churning shell is a short-task loop: at least half EEVDF's pace (fair-fork's open part)
 want=$(( (ref_rounds * secs / ref_secs + 1) / 2 ))
 check "soak: cgroup churn rounds $CHURN_ROUNDS in ${secs}s >= $want (half of EEVDF's $ref_rounds in ${ref_secs}s, scaled)" \
   test "$CHURN_ROUNDS" -ge "$want"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# steal: the overloaded-CPU map and steal-on-idle (issue 4).
+# steal: the overloaded-CPU map and steal-on-idle.
 #  1. imbalance in one LLC: as many spinners as LLC 0 has CPUs start pinned to CPU 0, then are
 #     allowed on all of LLC 0. Spinners never sleep, so only stealing moves them. Each spinner
 #     writes a migration trace (pinned.c, PINNED_TRACE); lined up (spread.py), the traces show
@@ -94,9 +94,9 @@ check "steal-scope node: no CPU without a spinner while another has two for over
 
 # hackbench (pipes: sync wakeups, 40 tasks per group) keeps every LLC busy. A sync wakee follows
 # its waker into the waker's LLC only when the waker has its CPU to itself; before that rule
-# (BENCHMARKS.md, session 33) one LLC idled 80-97% of hackbench while each CPU of the other had
-# some 30 tasks waiting. The idlest LLC's idle share above the busiest's, median of 3 runs, must
-# stay under LLC_GAP_MAX points (EEVDF: 1-3).
+# one LLC idled most of hackbench's run while each CPU of the other had tasks waiting. The
+# idlest LLC's idle share above the busiest's, median of 3 runs, must stay under LLC_GAP_MAX
+# points (EEVDF keeps it within a few).
 if [ "$n_llc" -ge 2 ]; then
   start_sched || fail "llc: scx_sis did not attach"
   gaps=() waits=()

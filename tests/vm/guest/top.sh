@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# top: `scx_sis top` and live knobs (issue 10), under a load (hackbench loop + stress-ng); the
+# top: `scx_sis top` and live knobs, under a load (hackbench loop + stress-ng); the
 # refusals of 3 run first, before the load (they need none).
 #  1. `scx_sis top` in tmux: two captures of the pane a few refreshes apart both show the
 #     overview, and the numbers in them differ (live); the per-LLC and per-CPU views show a row
@@ -94,7 +94,7 @@ load_pids=$!
 load_pids="$load_pids $!"
 # the test's own commands at nice -10 from here on, the load above staying at 0: the test checks
 # what they do, not how fast a loaded guest runs them. Most of their wait is elsewhere, though:
-# each exec's 9p lookups (tests/vm/README.md), hence the tmpfs binary and the reads in bash.
+# each exec's 9p lookups (docs/testing.md), hence the tmpfs binary and the reads in bash.
 renice -n -10 -p $$ >/dev/null
 
 # --- recorded replies (fixtures for the host tests)

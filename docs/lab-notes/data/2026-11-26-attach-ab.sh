@@ -4,7 +4,7 @@
 # interleaved, from tmpfs copies. One boot per kernel, e.g.:
 #   d=target/s28/ab-6.12; mkdir -p $d; cp OLD $d/base; cp NEW $d/gb
 #   SCX_SIS_VM_APPEND="mitigations=off" tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- \
-#     env SCX_SIS_OUT=$PWD/$d BINS="base=$PWD/$d/base gb=$PWD/$d/gb" ROUNDS=3 bash docs/benchmarks/2026-11-26-attach-ab.sh
+#     env SCX_SIS_OUT=$PWD/$d BINS="base=$PWD/$d/base gb=$PWD/$d/gb" ROUNDS=3 bash docs/lab-notes/data/2026-11-26-attach-ab.sh
 O=$SCX_SIS_OUT; cd /dev/shm
 waitst() { for j in $(seq 1 900); do [ "$(cat /sys/kernel/sched_ext/state)" = $1 ] && return 0; sleep 0.05; done; return 1; }
 names=()

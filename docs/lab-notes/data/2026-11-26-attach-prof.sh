@@ -3,7 +3,7 @@
 # their phase times, then one under `perf record -g`, reported in the guest (its kallsyms):
 #   d=target/s28/prof-6.12; mkdir -p $d; cp target/release/scx_sis $d/
 #   SCX_SIS_VM_APPEND="mitigations=off" tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- \
-#     env SCX_SIS_OUT=$PWD/$d bash docs/benchmarks/2026-11-26-attach-prof.sh
+#     env SCX_SIS_OUT=$PWD/$d bash docs/lab-notes/data/2026-11-26-attach-prof.sh
 O=$SCX_SIS_OUT
 cp $O/scx_sis /dev/shm/scx_sis
 cd /dev/shm

@@ -3,7 +3,7 @@
 # once per boot, with and without mitigations=off, one VM at a time on an idle host:
 #   mkdir -p target/s27 && cp target/release/scx_sis target/s27/
 #   SCX_SIS_VM_APPEND="mitigations=off" tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 7.3) \
-#     -- env SCX_SIS_OUT=$PWD/target/s27 docs/benchmarks/2026-11-26-vm-speed.sh        # and without SCX_SIS_VM_APPEND
+#     -- env SCX_SIS_OUT=$PWD/target/s27 docs/lab-notes/data/2026-11-26-vm-speed.sh        # and without SCX_SIS_VM_APPEND
 cp $SCX_SIS_OUT/scx_sis /dev/shm/scx_sis
 cd /dev/shm
 t() { local s=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(echo "$(date +%s.%N) - $s" | bc)"; }

@@ -2,7 +2,7 @@
 # single-threaded TCG: does hackbench get faster with more vCPUs? EEVDF, taskset to 8/4/2/1 CPUs, interleaved
 # BENCHMARKS.md, 2026-11-27 (session 33). One boot per kernel, side by side:
 #   d=target/s33/cpus-6.12; mkdir -p $d
-#   tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- env SCX_SIS_OUT=$PWD/$d bash $PWD/docs/benchmarks/2026-11-27-tcg-cpus.sh   # and 7.3
+#   tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- env SCX_SIS_OUT=$PWD/$d bash $PWD/docs/lab-notes/data/2026-11-27-tcg-cpus.sh   # and 7.3
 O=$SCX_SIS_OUT
 for r in 1 2 3 4 5; do
   for c in 0-7 0-3 0,2,4,6 0-1 0; do
