@@ -400,7 +400,7 @@ mod tests {
 
     #[test]
     fn kernel_faults_are_the_oops_kind() {
-        assert!(kernel_fault("Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"));
+        assert!(kernel_fault("Oops: int3: 0000 PREEMPT SMP NOPTI"));
         assert!(kernel_fault("BUG: unable to handle page fault for address: ffff"));
         assert!(kernel_fault("Kernel panic - not syncing: Fatal exception"));
         assert!(!kernel_fault("sched_ext: BPF scheduler \"scx_sis\" enabled"));
