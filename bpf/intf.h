@@ -226,6 +226,25 @@ struct scan_args {
 	u32 missed;
 };
 
+/*
+ * One timed search of the idle-scale bench (src/bench/idle_scale.rs): the
+ * scan of test_scan between two clock reads. Syscall programs take no
+ * BPF_PROG_TEST_RUN repeat (the kernel refuses it), so the program times
+ * the search itself.
+ */
+struct bench_scan_args {
+	s32 target;
+	u32 llc;
+	s32 cpu;		/* out: the claimed CPU or -1 */
+	u32 probes;
+	u32 missed;		/* failed while an allowed CPU of the LLC was idle by record */
+	u32 idle_core;		/* the LLC's has_idle_cores hint before: an idle-core search */
+	u32 fail_prone;		/* a fail-prone scan (siblings checked) */
+	u32 __pad;
+	u64 ns;			/* bpf_ktime_get_ns() before and after sis_scan */
+	u64 clock_ns;		/* two reads back to back: the clock's own share of ns */
+};
+
 struct ovl_args {
 	s32 cpu;
 	u32 final_set;		/* toggle: leave the bit set */

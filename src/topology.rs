@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+pub mod fixture;
+
 /// One online CPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cpu {

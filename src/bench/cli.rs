@@ -19,7 +19,9 @@ pub struct BenchArgs {
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-odd,fair-fork,fair-sleep),
     /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide), gb-sysbench (one
     /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
-    /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb").
+    /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"),
+    /// idle-scale (host-only, alone: the idle search over synthetic LLCs of 8-256 CPUs per
+    /// --sis-mode, through BPF_PROG_TEST_RUN; --runs = trials per cell; no sched_ext needed).
     /// [default: hackbench,tbench,netperf,schbench,wakelat; only the --cmd ones if --cmd is given]
     #[arg(long, value_name = "LIST")]
     pub suite: Option<String>,

@@ -14,6 +14,8 @@
 //!   numbers read from their output; `executor`: runs one workload as child processes;
 //! - `sched`: attach/detach through sysfs, telemetry; `runner`: the interleaved loop over the
 //!   `Controller`/`Executor` traits;
+//! - `idle_scale`: the host-only `idle-scale` suite (the idle search over synthetic LLCs,
+//!   through BPF_PROG_TEST_RUN; runs before and without the sched_ext preflight);
 //! - `statistics` (means, Welch's t-test), `model` (what results.json holds), `report` (table,
 //!   CSV, JSON), `plot` (PNG).
 
@@ -23,6 +25,7 @@ pub mod executor;
 pub mod fairness;
 pub mod gbbench;
 pub mod host;
+pub mod idle_scale;
 pub mod model;
 pub mod parsers;
 pub mod plan;

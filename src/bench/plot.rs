@@ -71,7 +71,7 @@ fn register_font(family: &str, path: &Path) -> Result<(), String> {
         .map_err(|_| format!("{} is not a usable TTF font", path.display()))
 }
 
-const PALETTE: &[RGBColor] = &[
+pub const PALETTE: &[RGBColor] = &[
     RGBColor(90, 90, 90),    // baseline: grey
     RGBColor(31, 119, 180),  // blue
     RGBColor(255, 127, 14),  // orange

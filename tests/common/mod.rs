@@ -1,7 +1,6 @@
 //! Shared test helpers: fixture sysfs trees and a driver for the host-test BPF object.
 #![allow(dead_code)]
 
-use std::fs;
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -15,69 +14,11 @@ use scx_sis::overload;
 use scx_sis::sis_test_skel::*;
 use scx_sis::topology::{self, Topology};
 
-/// Shape of a fixture machine: CPUs numbered so a core's threads are adjacent (0-1, 2-3, ...).
-pub struct Shape {
-    pub nr_cpus: usize,
-    pub smt: usize,
-    pub llc_cpus: usize,
-    pub nodes: usize,
-    pub offline: Vec<usize>,
-    /// Leave out cache/ (some VMs): the package must stand for the LLC.
-    pub no_cache: bool,
-}
-
-impl Shape {
-    pub fn new(nr_cpus: usize, smt: usize, llc_cpus: usize) -> Self {
-        Shape { nr_cpus, smt, llc_cpus, nodes: 1, offline: vec![], no_cache: false }
-    }
-}
-
-/// The kernel's cpulist format, ranges and all ("0-3,8"): parsing hundreds of single ids per
-/// CPU was what made the big fixtures slow.
-fn list(v: &[usize]) -> String {
-    scx_sis::llc_stats::cpulist(v)
-}
+pub use scx_sis::topology::fixture::Shape;
 
 /// Writes a sysfs tree for `shape` under `root`.
 pub fn write_sysfs(root: &Path, shape: &Shape) {
-    let cpu_dir = root.join("sys/devices/system/cpu");
-    fs::create_dir_all(&cpu_dir).unwrap();
-    let all: Vec<usize> = (0..shape.nr_cpus).collect();
-    let online: Vec<usize> = all.iter().copied().filter(|c| !shape.offline.contains(c)).collect();
-    fs::write(cpu_dir.join("possible"), format!("0-{}\n", shape.nr_cpus - 1)).unwrap();
-    fs::write(cpu_dir.join("online"), format!("{}\n", list(&online))).unwrap();
-    let per_node = shape.nr_cpus / shape.nodes;
-    for n in 0..shape.nodes {
-        let d = root.join(format!("sys/devices/system/node/node{n}"));
-        fs::create_dir_all(&d).unwrap();
-        let cpus: Vec<usize> = (n * per_node..(n + 1) * per_node).collect();
-        fs::write(d.join("cpulist"), list(&cpus)).unwrap();
-    }
-    for &c in &online {
-        let d = cpu_dir.join(format!("cpu{c}"));
-        let core0 = c / shape.smt * shape.smt;
-        let sib: Vec<usize> = (core0..core0 + shape.smt).collect();
-        let l0 = c / shape.llc_cpus * shape.llc_cpus;
-        let llc: Vec<usize> = (l0..l0 + shape.llc_cpus).collect();
-        fs::create_dir_all(d.join("topology")).unwrap();
-        fs::write(d.join("topology/thread_siblings_list"), list(&sib)).unwrap();
-        fs::write(d.join("topology/package_cpus_list"), list(&llc)).unwrap();
-        if shape.no_cache {
-            continue;
-        }
-        for (idx, level, ty, span) in [
-            (0, 1, "Data", sib.clone()),
-            (1, 1, "Instruction", sib.clone()),
-            (2, 2, "Unified", sib.clone()),
-            (3, 3, "Unified", llc.clone()),
-        ] {
-            let cd = d.join(format!("cache/index{idx}"));
-            fs::create_dir_all(&cd).unwrap();
-            fs::write(cd.join("level"), format!("{level}\n")).unwrap();
-            fs::write(cd.join("type"), format!("{ty}\n")).unwrap();
-            fs::write(cd.join("shared_cpu_list"), list(&span)).unwrap();
-        }
-    }
+    scx_sis::topology::fixture::write_sysfs(root, shape).unwrap();
 }
 
 pub fn topology_of(shape: &Shape) -> Topology {
