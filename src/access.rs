@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 use std::io::ErrorKind;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// scx_stats' default socket, the one scxtop reads too (shared by the scx schedulers).
@@ -51,16 +51,6 @@ fn lookup_gid(name: &str) -> Result<Option<u32>, String> {
             }
         }
     }
-}
-
-/// Gives the socket at `path` its access: 0600 (the owner, root, only), or 0660 with `group`
-/// as its group. Connecting to a unix socket needs write permission on it.
-pub fn restrict(path: &Path, group: Option<&Group>) -> std::io::Result<()> {
-    if let Some(g) = group {
-        std::os::unix::fs::chown(path, None, Some(g.gid))?;
-    }
-    let mode = if group.is_some() { 0o660 } else { 0o600 };
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// The first directory above `path` that members of `gid` cannot search (no x for others, nor
@@ -121,6 +111,7 @@ pub fn check_readable(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn egid() -> u32 {
         unsafe { libc::getegid() }
@@ -134,24 +125,6 @@ mod tests {
         let e = parse_group("no-such-group-xyz").unwrap_err();
         assert_eq!(e, "no group \"no-such-group-xyz\" in the group database");
         assert!(parse_group("a\0b").is_err());
-    }
-
-    #[test]
-    fn restrict_sets_mode_and_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("stats");
-        std::fs::write(&f, "").unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o777)).unwrap();
-        restrict(&f, None).unwrap();
-        assert_eq!(std::fs::metadata(&f).unwrap().mode() & 0o7777, 0o600);
-
-        // our own group: allowed without root too
-        let g = Group { name: "mine".into(), gid: egid() };
-        restrict(&f, Some(&g)).unwrap();
-        let md = std::fs::metadata(&f).unwrap();
-        assert_eq!((md.mode() & 0o7777, md.gid()), (0o660, egid()));
-
-        assert!(restrict(&dir.path().join("missing"), None).is_err());
     }
 
     #[test]

@@ -167,6 +167,29 @@ impl Knobs {
         }
     }
 
+    /// Changes `k` in the scheduler `ctx`: `write` puts every value there, then `follow_up(old,
+    /// ctx)` does what the change needs beyond the write (a filter rebuild, say). If that fails,
+    /// the old values are written back: a change that failed leaves the old value. Returns the
+    /// old value of `k`'s key.
+    pub fn apply<C, E>(
+        &mut self,
+        k: Knob,
+        ctx: &mut C,
+        write: impl Fn(&Knobs, &mut C),
+        follow_up: impl FnOnce(Knob, &mut C) -> Result<(), E>,
+    ) -> Result<Knob, E> {
+        let before = self.clone();
+        let old = self.get(&k);
+        self.set(k);
+        write(self, ctx);
+        if let Err(e) = follow_up(old, ctx) {
+            *self = before;
+            write(self, ctx);
+            return Err(e);
+        }
+        Ok(old)
+    }
+
     /// Every knob as `KEY=VALUE`, space-separated; not the hidden inject-error.
     pub fn summary(&self) -> String {
         [
@@ -223,5 +246,28 @@ mod tests {
         k.set(Knob::InjectError(true));
         assert_eq!(k.get(&Knob::InjectError(false)), Knob::InjectError(true));
         assert_eq!(k.summary(), "sis-mode=full steal=off steal-scope=node oracle-every=16 slice-us=3000");
+    }
+
+    /// A change whose follow-up fails (the filter rebuild when leaving linear mode) leaves the
+    /// old value, in the loader's copy and in what was written to the scheduler.
+    #[test]
+    fn a_failed_change_leaves_the_old_value() {
+        let mut k = Knobs { sis_mode: SisMode::Linear, ..Default::default() };
+        // the "scheduler": every write lands here
+        let mut written: Vec<Knobs> = vec![];
+        let write = |k: &Knobs, w: &mut Vec<Knobs>| w.push(k.clone());
+        let e = k.apply(Knob::SisMode(SisMode::Full), &mut written, write, |old, w| {
+            assert_eq!(old, Knob::SisMode(SisMode::Linear));
+            // the new value is in place when the follow-up runs
+            assert_eq!(w.last().unwrap().sis_mode, SisMode::Full);
+            Err("rebuild failed")
+        });
+        assert_eq!(e, Err("rebuild failed"));
+        assert_eq!(k.sis_mode, SisMode::Linear);
+        assert_eq!(written.last().unwrap(), &k);
+
+        let old = k.apply(Knob::SisMode(SisMode::Full), &mut written, write, |_, _| Ok::<_, ()>(()));
+        assert_eq!(old, Ok(Knob::SisMode(SisMode::Linear)));
+        assert_eq!((k.sis_mode, written.last().unwrap().sis_mode), (SisMode::Full, SisMode::Full));
     }
 }

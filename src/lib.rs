@@ -14,8 +14,10 @@ pub mod llc_stats;
 pub mod maps;
 pub mod overload;
 pub mod preflight;
+pub mod rundir;
 pub mod sis_test_skel;
 pub mod stats;
+pub mod stats_server;
 pub mod topology;
 
 /// A BPF map value read as its C struct (bindgen'd from bpf/intf.h), not by byte offsets.

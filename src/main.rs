@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use crossbeam::channel::TryRecvError;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{debug, info, warn};
@@ -25,6 +24,7 @@ use scx_sis::idle_filter::{self, SisMode};
 use scx_sis::knobs::{self, Knob, Knobs};
 use scx_sis::maps::{self, Layout};
 use scx_sis::overload::{self, StealMode, StealScope};
+use scx_sis::rundir;
 use scx_sis::stats::{self, Counters, Metrics, Samples};
 use scx_sis::topology::{self, Topology};
 
@@ -216,7 +216,7 @@ struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     topo: Topology,
-    stats_server: StatsServer<(), Metrics>,
+    stats_server: scx_sis::stats_server::Server,
     stats_out: Option<std::path::PathBuf>,
     knobs: Knobs,
     gb: Option<group::Balancer>,
@@ -416,39 +416,48 @@ impl<'a> Scheduler<'a> {
         Ok(Metrics::from_counters(&self.counters()?, samples))
     }
 
-    /// Applies a live knob change; the reply text for the control client.
+    /// Applies a live knob change; the reply text for the control client. A change that fails
+    /// leaves the old value (Knobs::apply).
     fn set_knob(&mut self, k: Knob) -> Result<String> {
         let old = self.knobs.get(&k);
         if old == k {
             return Ok(format!("{k} (unchanged)"));
         }
-        self.knobs.set(k);
-        self.knobs.write_bpf(self.skel.maps.data_data.as_mut().unwrap());
-        match k {
-            // linear mode kept no filter: rebuild them from the state of record
-            Knob::SisMode(m) if m != SisMode::Linear && old == Knob::SisMode(SisMode::Linear) => {
-                let input = libbpf_rs::ProgramInput::default();
-                self.skel.progs.sis_filter_rebuild.test_run(input).context("rebuilding the idle filters")?;
-            }
-            // off keeps no overloaded map: drop what it showed, it would go stale
-            Knob::Steal(StealMode::Off) => {
-                let zero = vec![0u8; self.skel.maps.ovl_map.value_size() as usize];
-                for i in 0..self.topo.llcs.len() * overload::ovl_lines(&self.topo) {
-                    self.skel.maps.ovl_map.update(&(i as u32).to_ne_bytes(), &zero, MapFlags::ANY)?;
+        let topo = &self.topo;
+        let write = |kn: &Knobs, skel: &mut BpfSkel| kn.write_bpf(skel.maps.data_data.as_mut().unwrap());
+        self.knobs.apply(k, &mut self.skel, write, |old, skel| -> Result<()> {
+            match k {
+                // linear mode kept no filter: rebuild them from the state of record
+                Knob::SisMode(m) if m != SisMode::Linear && old == Knob::SisMode(SisMode::Linear) => {
+                    let input = libbpf_rs::ProgramInput::default();
+                    skel.progs.sis_filter_rebuild.test_run(input).context("rebuilding the idle filters")?;
                 }
+                // off keeps no overloaded map: drop what it showed, it would go stale
+                Knob::Steal(StealMode::Off) => {
+                    let zero = vec![0u8; skel.maps.ovl_map.value_size() as usize];
+                    for i in 0..topo.llcs.len() * overload::ovl_lines(topo) {
+                        skel.maps.ovl_map.update(&(i as u32).to_ne_bytes(), &zero, MapFlags::ANY)?;
+                    }
+                }
+                _ => {}
             }
-            _ => {}
-        }
+            Ok(())
+        })?;
         info!("{SCHEDULER_NAME}: set {k} (was {old})");
         Ok(format!("{k} (was {old})"))
     }
 
     fn serve_control(&mut self, p: Pending) {
+        // its client gave up waiting and was told nothing changed: it must stay so
+        if !p.take() {
+            info!("{SCHEDULER_NAME}: dropped a control request its client no longer waits for");
+            return;
+        }
         let res = match p.req {
             Request::Get => Ok(self.knobs.summary()),
             Request::Set(k) => self.set_knob(k).map_err(|e| format!("{e:#}")),
         };
-        let _ = p.reply.send(res);
+        p.answer(res);
     }
 
     fn run(
@@ -456,12 +465,13 @@ impl<'a> Scheduler<'a> {
         shutdown: Arc<AtomicBool>,
         ctl: &crossbeam::channel::Receiver<Pending>,
     ) -> Result<scx_utils::UserExitInfo> {
-        let (res_ch, req_ch) = self.stats_server.channels();
+        let stats = self.stats_server.hub();
         let poll = self.gb.as_ref().map_or(Duration::from_millis(100), |g| g.period().min(Duration::from_millis(100)));
         let mut gb_next = std::time::Instant::now();
         // A plain sleep between polls: crossbeam's recv_timeout spins and yields before it
         // parks, and under load the loader then took a whole CPU from the workload (seen in the
-        // test VM: a spinner sharing its CPU got half of it).
+        // test VM: a spinner sharing its CPU got half of it). Always a sleep, also while stats
+        // clients wait: they cannot make the loop spin.
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             while let Ok(p) = ctl.try_recv() {
                 self.serve_control(p);
@@ -473,11 +483,9 @@ impl<'a> Scheduler<'a> {
                     gb_next += gb.period();
                 }
             }
-            match req_ch.try_recv() {
-                Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(TryRecvError::Empty) => std::thread::sleep(poll),
-                Err(e) => Err(e)?,
-            }
+            // one sample per poll for every client waiting, however many ask
+            stats.serve(|| self.metrics())?;
+            std::thread::sleep(poll);
         }
         let _ = self.struct_ops.take();
         // the exit reason and the kernel's dump first, whole: nothing after may hide them
@@ -498,8 +506,10 @@ impl<'a> Scheduler<'a> {
     /// --stats-out: the maps outlive the detach, so the totals are final now.
     fn write_stats_out(&self) -> Result<()> {
         if let Some(path) = &self.stats_out {
-            let json = serde_json::to_string_pretty(&self.metrics()?)?;
-            std::fs::write(path, json + "\n").with_context(|| format!("writing --stats-out {}", path.display()))?;
+            let json = serde_json::to_string_pretty(&self.metrics()?)? + "\n";
+            // a new file renamed into place: never written through a symlink someone left there
+            rundir::write_replace(path, json.as_bytes())
+                .with_context(|| format!("writing --stats-out {}", path.display()))?;
         }
         Ok(())
     }
@@ -575,6 +585,9 @@ fn run(opts: Opts) -> Result<()> {
     preflight()?;
     debug!("preflight: sched_ext state {}, running as root", scx_sis::preflight::state());
 
+    // the only scx_sis from here on, also while it restarts after a CPU hotplug: no second one
+    // takes its sockets meanwhile
+    let _lock = rundir::lock(&rundir::lock_path(std::path::Path::new(rundir::RUN_DIR)))?;
     let (_ctl_server, ctl) = control::serve(std::path::Path::new(control::CTL_PATH))?;
     let mut knobs = Knobs {
         sis_mode: opts.sis_mode,
@@ -621,6 +634,7 @@ fn set(pairs: &[String]) -> Result<()> {
         match control::request(path, &line) {
             Ok(reply) => println!("{reply}"),
             Err(control::ClientError::Refused(e)) => return Err(usage_err(e)),
+            // not applied, or maybe applied: not the user's input at fault (exit 1)
             Err(e) => anyhow::bail!("{e}"),
         }
     }

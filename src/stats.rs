@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use log::{debug, info, warn};
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
@@ -19,6 +19,8 @@ use crate::bpf_intf::*;
 use crate::error::usage_err;
 use crate::group::{GbPartMetrics, GbSample};
 use crate::knobs::KnobName;
+use crate::rundir::Access;
+use crate::stats_server::{Limits, Server};
 
 /// Raw counters summed over CPUs, indexed by `enum sis_stat`.
 pub type Counters = [u64; sis_stat_SIS_NR_STATS as usize];
@@ -441,43 +443,19 @@ impl Metrics {
     }
 }
 
-pub fn server_data() -> StatsServerData<(), Metrics> {
-    let open: Box<dyn StatsOpener<(), Metrics>> = Box::new(move |(req_ch, res_ch)| {
-        req_ch.send(())?;
-        let mut prev = res_ch.recv()?;
-
-        let read: Box<dyn StatsReader<(), Metrics>> = Box::new(move |_args, (req_ch, res_ch)| {
-            req_ch.send(())?;
-            let cur = res_ch.recv()?;
-            let delta = cur.delta(&prev);
-            prev = cur;
-            delta.to_json()
-        });
-
-        Ok(read)
-    });
-
-    StatsServerData::new()
-        .add_meta(LlcMetrics::meta())
-        .add_meta(crate::group::GbGroupMetrics::meta())
-        .add_meta(GbPartMetrics::meta())
-        .add_meta(Metrics::meta())
-        .add_ops("top", StatsOps { open, close: None })
+/// The stats' descriptions (`--help-stats`, the `stats_meta` request).
+pub fn metas() -> Vec<StatsMeta> {
+    vec![LlcMetrics::meta(), crate::group::GbGroupMetrics::meta(), GbPartMetrics::meta(), Metrics::meta()]
 }
 
-/// Launches the stats server on `path`: root only, or readable by `group` (access.rs).
-pub fn launch_server(path: &Path, group: Option<&Group>) -> Result<StatsServer<(), Metrics>> {
-    // the directories as any scx scheduler makes them; the socket's own mode decides access
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    // bound as 0600 already: no moment in which anyone could connect before the chmod below
-    // (umask is per process; no other thread creates files now)
-    let old = unsafe { libc::umask(0o177) };
-    let server = StatsServer::new(server_data()).set_path(path).launch();
-    unsafe { libc::umask(old) };
-    let server = server?;
-    access::restrict(path, group).with_context(|| format!("setting the access of {}", path.display()))?;
+pub fn server_data() -> StatsServerData<(), Metrics> {
+    metas().into_iter().fold(StatsServerData::new(), |d, m| d.add_meta(m))
+}
+
+/// Launches the stats server on `path`: root only, or readable by `group` (access.rs), with the
+/// default limits (stats_server.rs).
+pub fn launch_server(path: &Path, group: Option<&Group>) -> Result<Server> {
+    let server = Server::launch(path, Access::group(group.map(|g| g.gid)), Limits::default(), Default::default())?;
     match group {
         Some(g) => {
             debug!("stats socket {}: mode 0660, group {} ({})", path.display(), g.name, g.gid);
@@ -555,16 +533,19 @@ mod tests {
         let server = launch_server(&p, Some(&g)).unwrap();
         let md = std::fs::metadata(&p).unwrap();
         assert_eq!((md.mode() & 0o7777, md.gid()), (0o660, gid));
-        // and it serves: a request is answered from the loader's side of the channels
-        let (res_ch, req_ch) = server.channels();
-        std::thread::spawn(move || {
-            while req_ch.recv().is_ok() {
-                let _ = res_ch.send(Metrics { nr_cpus: 3, ..Default::default() });
+        // and it serves: a request is answered with a sample the run loop's side takes
+        let hub = server.hub();
+        std::thread::spawn(move || loop {
+            if hub.serve(|| Ok::<_, ()>(Metrics { nr_cpus: 3, ..Default::default() })).is_err() {
+                return;
             }
+            std::thread::sleep(Duration::from_millis(20));
         });
         let mut c = StatsClient::new().set_path(&p).connect(Some(5000)).unwrap();
         let m: Metrics = c.request("stats", vec![]).unwrap();
         assert_eq!(m.nr_cpus, 3);
+        let meta: BTreeMap<String, serde_json::Value> = c.request("stats_meta", vec![]).unwrap();
+        assert!(meta.contains_key("Metrics") && meta.contains_key("LlcMetrics"), "{:?}", meta.keys());
     }
 
     #[test]

@@ -224,12 +224,10 @@ fn stats_group_member_reads_the_stats() {
     let p = dir.path().join("stats");
     let group = scx_sis::access::Group { name: "nogroup".into(), gid: NOBODY };
     let server = scx_sis::stats::launch_server(&p, Some(&group)).unwrap();
-    let (res_ch, req_ch) = server.channels();
-    std::thread::spawn(move || {
-        while req_ch.recv().is_ok() {
-            let m = scx_sis::stats::Metrics { nr_cpus: 5, ..Default::default() };
-            let _ = res_ch.send(m);
-        }
+    let hub = server.hub();
+    std::thread::spawn(move || loop {
+        let _ = hub.serve(|| Ok::<_, ()>(scx_sis::stats::Metrics { nr_cpus: 5, ..Default::default() }));
+        std::thread::sleep(Duration::from_millis(20));
     });
     let args = ["top", "--json", "--count", "1", "-i", "0.2", "--socket", p.to_str().unwrap()];
     let (code, out, err) = run_as_nobody(&args);

@@ -551,9 +551,12 @@ pub(crate) mod tests {
         let got = format_report(&sample());
         let want = include_str!("testdata/table-expected.txt");
         if got != want {
-            std::fs::write("/tmp/scx_sis-bench-table-got.txt", &got).unwrap();
+            // kept for a diff: a fresh private directory, not a fixed name in /tmp someone could plant
+            let dir = tempfile::Builder::new().prefix("scx_sis-bench-table-").tempdir().unwrap().keep();
+            let out = dir.join("got.txt");
+            std::fs::write(&out, &got).unwrap();
+            panic!("table differs (got written to {}):\n{got}", out.display());
         }
-        assert_eq!(got, want, "table differs (got written to /tmp/scx_sis-bench-table-got.txt):\n{got}");
     }
 
     #[test]
