@@ -24,7 +24,7 @@
 //! - `cg-full` (not in `cgroups`): cg-deep's 25 vs 100 with the hog in a cgroup made after
 //!   filling a running scx_sis's cgroup map (as many cgroups under the 25 one as the map
 //!   holds: run scx_sis with a small --max-cgroups); the probe fails unless that cgroup is the
-//!   one left out of the map and the two before it are in.
+//!   one left out of the map and the 25 one is in.
 //! - `gb-wide` (issue 9, not in `cgroups`): cg-wide's load with its two cgroups as children of
 //!   the group balancer's bench parent (gbbench::GB_PARENT), so that a variant
 //!   `--gb-parent /sys/fs/cgroup/scx_sis_gb` makes them two groups settled on distinct
@@ -1049,6 +1049,11 @@ mod tests {
         let cg = resolve(ALL_CG, &scale(true, None)).unwrap();
         assert_eq!(cg.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), CG_NAMES);
         assert_eq!(cg[3].params[0].label, "8+16");
+        assert_eq!(cg[4].ideal, Some(0.25));
+        // cg-full fills whatever map is loaded: asked for by name only
+        let full = resolve("cg-full", &scale(true, None)).unwrap();
+        assert_eq!((full[0].ideal, full[0].params[0].command[2].as_str()), (Some(0.25), "cg-full"));
+        assert!(!CG_NAMES.contains(&"cg-full"));
         assert_eq!(cg[3].params[0].command[3..].join(" "), "--secs 4 --warmup 1");
         // the probe's case argument is what clap accepts for the variant
         assert_eq!(cg[1].params[0].command[2], "cg-threads");
