@@ -22,9 +22,22 @@
  * in its parent's child_weight, and climbs only when the parent's own
  * activity changes: idle cgroups cost nothing, busy ones one atomic a level.
  *
+ * A weight change races activations on other CPUs: the weight and nr_active
+ * share one word (cg_sched.state), so each transition adds or removes the
+ * weight of its own instant and a change applies its delta only if the
+ * cgroup was active at the instant of its compare-and-swap. Whatever the
+ * order, a parent's child_weight ends as the sum of its active children's
+ * weights.
+ *
+ * Untracked cgroups (deeper than SIS_CG_MAX_DEPTH, under an untracked
+ * parent, or no room in the map) are charged to their nearest tracked
+ * ancestor: their tasks count as tasks of it, so no nesting and no number of
+ * cgroups takes a task out of its ancestors' share. They are counted
+ * (cg_nr_untracked), shown by --stats.
+ *
  * State is keyed by cgroup id in a hash map, not cgroup storage, so the host
  * tests drive this file through SEC("syscall") programs with made-up ids.
- * Needs no sched_ext type.
+ * Needs no sched_ext type; the includer defines cg_ancestor_id().
  */
 #ifndef __SIS_CGROUP_BPF_H
 #define __SIS_CGROUP_BPF_H
@@ -33,8 +46,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, u64);
 	__type(value, struct cg_sched);
-	__uint(max_entries, SIS_MAX_CGROUPS);
+	__uint(max_entries, SIS_MAX_CGROUPS);	/* the loader's --max-cgroups */
 } cg_sched_map SEC(".maps");
+
+s64 cg_nr_untracked;	/* cgroups below the root not in cg_sched_map now */
+u64 cg_nr_map_full;	/* of the cgroups that appeared, those the map had no room for */
+u64 cg_nr_weight_lost;	/* weight changes given up after CG_CAS_TRIES lost races */
+
+/* a weight change retries its compare-and-swap while activations keep winning the word */
+#define CG_CAS_TRIES	1024
+
+static __always_inline u32 cg_state_weight(u64 state)
+{
+	return state >> 32;
+}
+
+static __always_inline s32 cg_state_nr(u64 state)
+{
+	return (s32)((u32)state - CG_NR_BIAS);
+}
+
+static __always_inline u32 cg_weight(struct cg_sched *c)
+{
+	return cg_state_weight(READ_ONCE(c->state));
+}
 
 static __always_inline struct cg_sched *cg_lookup(u64 cgid)
 {
@@ -44,29 +79,62 @@ static __always_inline struct cg_sched *cg_lookup(u64 cgid)
 }
 
 /*
- * A cgroup appears (ops.cgroup_init: parents before children). Not tracked,
- * its tasks run with their own weight: the root, a cgroup under an untracked
- * parent or too deep, or a full map. Never an error: a failing cgroup_init
- * would refuse the cgroup's creation (or the attach).
+ * A cgroup appears (ops.cgroup_init: parents before children). Not tracked
+ * (counted) when under an untracked parent or too deep, or when the map is
+ * full: its tasks are charged to its nearest tracked ancestor (cg_charge_of).
+ * The root is never tracked: its tasks keep their own weight. Never an error:
+ * a failing cgroup_init would refuse the cgroup's creation (or the attach).
  */
 static __always_inline bool cg_init(u64 cgid, u64 parent, u32 weight, u32 level)
 {
 	struct cg_sched c = {};
 
-	if (!cgid || !level || level > SIS_CG_MAX_DEPTH)
+	if (!cgid || !level)
 		return false;
-	if (level > 1 && !cg_lookup(parent))
-		return false;
+	if (level > SIS_CG_MAX_DEPTH || (level > 1 && !cg_lookup(parent)))
+		goto untracked;
 	c.parent = level > 1 ? parent : 0;
-	c.weight = weight ?: SIS_WEIGHT_DFL;
+	c.state = ((u64)(weight ?: SIS_WEIGHT_DFL) << 32) | CG_NR_BIAS;
 	c.level = level;
-	return bpf_map_update_elem(&cg_sched_map, &cgid, &c, BPF_ANY) == 0;
+	if (!bpf_map_update_elem(&cg_sched_map, &cgid, &c, BPF_ANY))
+		return true;
+	__sync_fetch_and_add(&cg_nr_map_full, 1);
+untracked:
+	__sync_fetch_and_add(&cg_nr_untracked, 1);
+	return false;
 }
 
-/* The cgroup is gone (no task left in it, so nothing accounted either). */
-static __always_inline void cg_exit(u64 cgid)
+/* The cgroup is gone (no task left in it or below, so nothing accounted either). */
+static __always_inline void cg_exit(u64 cgid, u32 level)
 {
-	bpf_map_delete_elem(&cg_sched_map, &cgid);
+	if (bpf_map_delete_elem(&cg_sched_map, &cgid) && level)
+		__sync_fetch_and_add(&cg_nr_untracked, -1);
+}
+
+/*
+ * The cgroup whose books hold the tasks of cgroup @cgid at @level: itself if
+ * tracked, else the nearest tracked ancestor, read by the includer's
+ * cg_ancestor_id(@cgrp, level); 0 (their own weight, as in the root) if none
+ * is. Only the levels up to SIS_CG_MAX_DEPTH can be tracked.
+ */
+static __always_inline u64 cg_charge_of(struct cgroup *cgrp, u64 cgid, u32 level)
+{
+	u32 i, top;
+
+	if (cg_lookup(cgid))
+		return cgid;
+	/* the deepest level that can be tracked above this one */
+	top = level > SIS_CG_MAX_DEPTH ? SIS_CG_MAX_DEPTH : (level ? level - 1 : 0);
+	for (i = 0; i < SIS_CG_MAX_DEPTH; i++) {
+		u64 id;
+
+		if (i >= top)
+			break;
+		id = cg_ancestor_id(cgrp, top - i);
+		if (cg_lookup(id))
+			return id;
+	}
+	return 0;
 }
 
 /*
@@ -81,35 +149,56 @@ static __always_inline void cg_activity(u64 cgid, s32 delta)
 
 	for (i = 0; i < SIS_CG_MAX_DEPTH; i++) {
 		struct cg_sched *c = cg_lookup(id), *par;
-		s32 old;
+		u64 old;
+		s32 nr;
+		u32 w;
 
 		if (!c)
 			return;
-		old = __sync_fetch_and_add(&c->nr_active, delta);
-		if (delta > 0 ? old != 0 : old != 1)
+		old = __sync_fetch_and_add(&c->state, (s64)delta);
+		nr = cg_state_nr(old);
+		if (delta > 0 ? nr != 0 : nr != 1)
 			return;
 		par = cg_lookup(c->parent);
 		if (!par)
 			return;
-		__sync_fetch_and_add(&par->child_weight, delta > 0 ? (s64)c->weight : -(s64)c->weight);
+		/* the weight of the transition's own instant (see the top) */
+		w = cg_state_weight(old);
+		__sync_fetch_and_add(&par->child_weight, delta > 0 ? (s64)w : -(s64)w);
 		id = c->parent;
 	}
 }
 
-/* cpu.weight changed (ops.cgroup_set_weight; serialized by the cgroup core). */
+/*
+ * cpu.weight changed (ops.cgroup_set_weight). The new weight goes in by
+ * compare-and-swap with nr_active as it was: the parent's child_weight takes
+ * the change only if the cgroup was active at that instant. Two writers of
+ * one cgroup's cpu.weight need no serializing by the cgroup core either.
+ */
 static __always_inline void cg_set_weight(u64 cgid, u32 weight)
 {
 	struct cg_sched *c = cg_lookup(cgid), *par;
-	u32 old;
+	u64 old = 0;
+	bool done = false;
+	u32 i;
 
 	if (!c)
 		return;
 	weight = weight ?: SIS_WEIGHT_DFL;
-	old = c->weight;
-	c->weight = weight;
+	bpf_for(i, 0, CG_CAS_TRIES) {
+		old = READ_ONCE(c->state);
+		if (__sync_val_compare_and_swap(&c->state, old, ((u64)weight << 32) | (u32)old) == old) {
+			done = true;
+			break;
+		}
+	}
+	if (!done) {
+		__sync_fetch_and_add(&cg_nr_weight_lost, 1);
+		return;
+	}
 	par = cg_lookup(c->parent);
-	if (par && READ_ONCE(c->nr_active) > 0)
-		__sync_fetch_and_add(&par->child_weight, (s64)weight - (s64)old);
+	if (par && cg_state_nr(old) > 0)
+		__sync_fetch_and_add(&par->child_weight, (s64)weight - (s64)cg_state_weight(old));
 }
 
 /*
@@ -188,7 +277,7 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 {
 	struct cg_sched *c = cg_lookup(cgid);
 	u64 share, den, eff;
-	u32 i;
+	u32 i, cw;
 
 	if (!c)
 		return weight << SIS_LOAD_SHIFT;
@@ -202,13 +291,14 @@ static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
 
 		if (!par)
 			break;
+		cw = cg_weight(c);
 		den = cg_den(par);
-		if (den < c->weight)
-			den = c->weight;
-		share = share * c->weight / den;
+		if (den < cw)
+			den = cw;
+		share = share * cw / den;
 		c = par;
 	}
-	eff = (share * c->weight) >> (20 - SIS_LOAD_SHIFT);
+	eff = (share * cg_weight(c)) >> (20 - SIS_LOAD_SHIFT);
 	if (eff < 1)
 		eff = 1;
 	if (eff > SIS_WEIGHT_MAX << SIS_LOAD_SHIFT)

@@ -28,7 +28,7 @@ enum sis_consts {
 	SIS_WEIGHT_DFL		= 100,	/* p->scx.weight of a nice-0 task */
 	/* a move must narrow the load gap by this much of the task's weight (hysteresis) */
 	BAL_MARGIN_PCT		= 12,
-	SIS_MAX_CGROUPS		= 16384,	/* cgroups with cpu.weight state; more run unweighted */
+	SIS_MAX_CGROUPS		= 16384,	/* default --max-cgroups: cgroups with cpu.weight state */
 	SIS_CG_MAX_DEPTH	= 16,	/* cgroup levels below the root the weights follow */
 	SIS_WEIGHT_MAX		= 10000,	/* cpu.weight and p->scx.weight range: 1..10000 */
 	/*
@@ -94,13 +94,21 @@ struct task_sched {
  */
 struct cg_sched {
 	u64 parent;		/* parent's cgroup id; 0: a child of the root */
-	u32 weight;		/* cpu.weight, 1..10000 (100 default) */
-	u32 level;		/* 1: a child of the root */
+	/*
+	 * cpu.weight (1..10000, 100 default) in the high 32 bits, nr_active
+	 * (own runnable tasks + active children: > 0 is active) + CG_NR_BIAS
+	 * in the low 32: one word, so that a weight change and an activation
+	 * on another CPU are ordered by the atomics themselves (cgroup.bpf.h).
+	 */
+	u64 state;
 	s64 task_weight;	/* sum of the weights of its own runnable tasks */
 	s64 child_weight;	/* sum of the weights of its active children */
-	s32 nr_active;		/* own runnable tasks + active children: > 0 is active */
+	u32 level;		/* 1: a child of the root */
 	u32 __pad;
 };
+
+/* nr_active's bias in cg_sched.state: no count a transient reorder takes below 0 borrows from the weight */
+#define CG_NR_BIAS	0x80000000u
 
 /* A task's side of cg_sched (in its task storage). */
 struct task_cg {
@@ -309,13 +317,33 @@ struct cg_args {
 
 enum cg_test_op {
 	CG_INIT			= 0,	/* cgid, parent, weight, level */
-	CG_EXIT			= 1,
+	CG_EXIT			= 1,	/* cgid, level */
 	CG_SET_WEIGHT		= 2,
-	CG_ATTACH		= 3,	/* task @slot joins cgid (init_task / cgroup_move) */
+	/* task @slot joins cgid at level (init_task / cgroup_move); its ancestors: test_cg_ancestors */
+	CG_ATTACH		= 3,
 	CG_ACCOUNT		= 4,	/* task @slot runnable with weight, 0: quiescent */
 	CG_TASK_WEIGHT		= 5,	/* the effective weight of task @slot of weight */
 	CG_READ			= 6,
 	CG_TASK_EXIT		= 7,
+};
+
+/*
+ * @rounds of one stress op in one program run (BPF_PROG_TEST_RUN of a
+ * syscall program has no repeat), run from two threads at once.
+ */
+struct cg_stress_args {
+	u32 op;			/* enum cg_stress_op */
+	u32 slot;		/* the test task it makes runnable and quiescent */
+	u64 cgid;		/* the task's cgroup; CG_STRESS_WEIGHT: the one whose weight changes */
+	u32 weight;		/* CG_STRESS_WEIGHT: weight2, then back to weight, each round */
+	u32 weight2;
+	u32 rounds;
+	u32 __pad;
+};
+
+enum cg_stress_op {
+	CG_STRESS_TOGGLE	= 0,	/* the task runnable, then quiescent */
+	CG_STRESS_WEIGHT	= 1,	/* weight2, the task runnable, quiescent, weight */
 };
 
 /* Per-LLC counter indexes of the per-CPU `llc_stats` array (llc_stats.bpf.h). */

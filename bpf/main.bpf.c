@@ -56,6 +56,15 @@ static __always_inline bool sis_idle_builtin(s32 cpu)
 	return ret;
 }
 
+/* The id of @cgrp's ancestor at @level (cgroup.bpf.h charges untracked cgroups to one). */
+static __always_inline u64 cg_ancestor_id(struct cgroup *cgrp, u32 level)
+{
+	struct cgroup *anc = NULL;
+
+	bpf_core_read(&anc, sizeof(anc), &cgrp->ancestors[level]);
+	return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+}
+
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
@@ -813,8 +822,10 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->cg = (struct task_cg){};
 	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
 	if (bpf_core_field_exists(args->cgroup) && args->cgroup) {
-		cg_attach(&tctx->cg, args->cgroup->kn->id);
-		gb_task_set(p, args->cgroup->kn->id);
+		struct cgroup *cgrp = args->cgroup;
+
+		cg_attach(&tctx->cg, cg_charge_of(cgrp, cgrp->kn->id, cgrp->level));
+		gb_task_set(p, cgrp->kn->id);
 	}
 	return 0;
 }
@@ -861,7 +872,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_cgroup_init, struct cgroup *cgrp, struct scx_cg
 
 void BPF_STRUCT_OPS(sis_cgroup_exit, struct cgroup *cgrp)
 {
-	cg_exit(cgrp->kn->id);
+	cg_exit(cgrp->kn->id, cgrp->level);
 	gb_cgroup_exit(cgrp->kn->id);
 }
 
@@ -870,7 +881,7 @@ void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from,
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	if (tctx)
-		cg_attach(&tctx->cg, to->kn->id);
+		cg_attach(&tctx->cg, cg_charge_of(to, to->kn->id, to->level));
 	gb_task_set(p, to->kn->id);
 }
 

@@ -44,6 +44,14 @@ static __always_inline bool sis_claim_builtin(s32 cpu)
 	return false;	/* the host has no built-in idle mask: tests run builtin_idle=false */
 }
 
+/* Stand-in for a cgroup's ancestors: test_cg_ancestors[l] is the id of the one at level l. */
+u64 test_cg_ancestors[SIS_CG_MAX_DEPTH + 1];
+
+static __always_inline u64 cg_ancestor_id(struct cgroup *cgrp, u32 level)
+{
+	return level <= SIS_CG_MAX_DEPTH ? test_cg_ancestors[level] : 0;
+}
+
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
@@ -313,13 +321,13 @@ int test_cgroup(struct cg_args *a)
 		a->ret = cg_init(a->cgid, a->parent, a->weight, a->level);
 		break;
 	case CG_EXIT:
-		cg_exit(a->cgid);
+		cg_exit(a->cgid, a->level);
 		break;
 	case CG_SET_WEIGHT:
 		cg_set_weight(a->cgid, a->weight);
 		break;
 	case CG_ATTACH:
-		cg_attach(tc, a->cgid);
+		cg_attach(tc, cg_charge_of(NULL, a->cgid, a->level));
 		break;
 	case CG_ACCOUNT:
 		cg_account(tc, a->weight);
@@ -338,6 +346,28 @@ int test_cgroup(struct cg_args *a)
 		break;
 	default:
 		return -1;
+	}
+	return 0;
+}
+
+/* cg_stress_args: weight changes racing activations on another CPU */
+SEC("syscall")
+int test_cg_stress(struct cg_stress_args *a)
+{
+	struct task_cg *tc;
+	u32 slot = a->slot, i;
+
+	if (slot >= 16)
+		return -1;
+	tc = &test_task_cgs[slot];
+	cg_attach(tc, a->cgid);
+	bpf_for(i, 0, a->rounds) {
+		if (a->op == CG_STRESS_WEIGHT)
+			cg_set_weight(a->cgid, a->weight2);
+		cg_account(tc, SIS_WEIGHT_DFL);
+		cg_account(tc, 0);
+		if (a->op == CG_STRESS_WEIGHT)
+			cg_set_weight(a->cgid, a->weight);
 	}
 	return 0;
 }

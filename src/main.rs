@@ -109,6 +109,12 @@ struct Opts {
     #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     gb_period_ms: u64,
 
+    /// cgroups whose cpu.weight state scx_sis keeps (about 100 bytes each). A cgroup beyond
+    /// it, or deeper than 16 levels, has no state of its own: its tasks count in its nearest
+    /// ancestor that has one (`cg_untracked` in the statistics).
+    #[arg(long, value_name = "N", default_value_t = bpf_intf::sis_consts_SIS_MAX_CGROUPS, value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    max_cgroups: u32,
+
     /// Schedule only tasks whose policy is SCHED_EXT (7); all others stay on the fair class.
     #[arg(long)]
     partial: bool,
@@ -268,6 +274,7 @@ impl<'a> Scheduler<'a> {
         let missing = layout.size_maps(skel.open_object_mut())?;
         anyhow::ensure!(missing.is_empty(), "the BPF object has no map {missing:?}");
         group::size_maps(skel.open_object_mut(), &topo)?;
+        skel.maps.cg_sched_map.set_max_entries(opts.max_cgroups)?;
 
         let ops = skel.struct_ops.sis_ops_mut();
         // 0: the kernel's default; scx_ops_load! sizes the dump buffer from it (uei_set_size!)
@@ -411,6 +418,14 @@ impl<'a> Scheduler<'a> {
             gb: match &self.gb {
                 Some(gb) => gb.metrics(&self.skel.maps.gb_stats)?,
                 None => Default::default(),
+            },
+            cg: {
+                let b = self.skel.maps.bss_data.as_ref().unwrap();
+                stats::CgSample {
+                    untracked: b.cg_nr_untracked.max(0) as u64,
+                    map_full: b.cg_nr_map_full,
+                    weight_lost: b.cg_nr_weight_lost,
+                }
             },
         };
         Ok(Metrics::from_counters(&self.counters()?, samples))

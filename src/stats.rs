@@ -39,6 +39,18 @@ pub struct Samples {
     pub cpu_state: String,
     pub knobs: crate::knobs::Knobs,
     pub gb: GbSample,
+    pub cg: CgSample,
+}
+
+/// cgroup cpu.weight bookkeeping (bpf/cgroup.bpf.h), read from the BPF globals.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CgSample {
+    /// cgroups below the root without state of their own now: charged to an ancestor
+    pub untracked: u64,
+    /// cgroups the state map had no room for, since load
+    pub map_full: u64,
+    /// weight changes given up after losing every compare-and-swap
+    pub weight_lost: u64,
 }
 
 /// One LLC's counters (`enum sis_llc_stat`, summed over CPUs) and samples.
@@ -204,6 +216,12 @@ macro_rules! counter_fields {
             pub gb_no_state: u64,
             #[stat(desc = "Group balancer: per partition (by id), with the groups that prefer it (sampled)")]
             pub gb_parts: BTreeMap<u32, GbPartMetrics>,
+            #[stat(desc = "cgroups without cpu.weight state of their own now (deeper than 16 levels, under such a cgroup, or no room in the map: see --max-cgroups); their tasks count in their nearest tracked ancestor (sampled)")]
+            pub cg_untracked: u64,
+            #[stat(desc = "cgroups the cpu.weight state map had no room for, since the start (raise --max-cgroups)")]
+            pub cg_map_full: u64,
+            #[stat(desc = "cpu.weight changes given up after losing every retry to concurrent activations, since the start")]
+            pub cg_weight_lost: u64,
             #[stat(desc = "Scans that found an idle CPU, % of scans")]
             pub success_pct: f64,
             #[stat(desc = "Recall: found / (found + missed idle), %; missed idle extrapolated from the checked share of failed scans")]
@@ -239,6 +257,9 @@ macro_rules! counter_fields {
                     gb_steal_pref: s.gb.counters[gb_stat_GB_STAT_STEAL_PREF as usize],
                     gb_no_state: s.gb.counters[gb_stat_GB_STAT_NO_STATE as usize],
                     gb_parts: s.gb.parts,
+                    cg_untracked: s.cg.untracked,
+                    cg_map_full: s.cg.map_full,
+                    cg_weight_lost: s.cg.weight_lost,
                     ..Default::default()
                 };
                 m.derive();
@@ -278,6 +299,9 @@ macro_rules! counter_fields {
                     gb_steal_pref: self.gb_steal_pref.wrapping_sub(rhs.gb_steal_pref),
                     gb_no_state: self.gb_no_state,
                     gb_parts: self.gb_parts.clone(),
+                    cg_untracked: self.cg_untracked,
+                    cg_map_full: self.cg_map_full,
+                    cg_weight_lost: self.cg_weight_lost,
                     ..Default::default()
                 };
                 m.derive();
@@ -435,8 +459,10 @@ impl Metrics {
         }
         writeln!(
             w,
-            "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us",
+            "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us | cgroups untracked {} (map full {}){}",
             self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
+            self.cg_untracked, self.cg_map_full,
+            if self.cg_weight_lost > 0 { format!(" weight changes lost {}", self.cg_weight_lost) } else { String::new() },
         )?;
         crate::group::format(w, self)?;
         Ok(())

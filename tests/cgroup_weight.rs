@@ -52,11 +52,53 @@ fn eff(s: &mut Sis, slot: u32, weight: u32) -> f64 {
     s.cgroup(a).unwrap().ret as f64 / (1u64 << sis_consts_SIS_LOAD_SHIFT) as f64
 }
 
-fn read(s: &mut Sis, cgid: u64) -> Option<cg_sched> {
+/// A cgroup's state, its packed word (weight, biased nr_active) unpacked.
+struct Cg {
+    weight: u32,
+    nr_active: i32,
+    task_weight: i64,
+    child_weight: i64,
+}
+
+fn read(s: &mut Sis, cgid: u64) -> Option<Cg> {
     let mut a = op(cg_test_op_CG_READ, 0);
     a.cgid = cgid;
-    s.cgroup(a).ok().map(|a| a.cg)
+    let c: cg_sched = s.cgroup(a).ok()?.cg;
+    Some(Cg {
+        weight: (c.state >> 32) as u32,
+        nr_active: (c.state as u32).wrapping_sub(CG_NR_BIAS) as i32,
+        task_weight: c.task_weight,
+        child_weight: c.child_weight,
+    })
 }
+
+/// Task `slot` joins `cgid`, whose ancestors below the root are `ancestors` (level 1 first).
+fn attach_under(s: &mut Sis, slot: u32, cgid: u64, ancestors: &[u64]) {
+    let bss = s.skel.maps.bss_data.as_mut().unwrap();
+    bss.test_cg_ancestors.fill(0);
+    for (l, id) in ancestors.iter().enumerate().take(MAX_DEPTH as usize) {
+        bss.test_cg_ancestors[l + 1] = *id;
+    }
+    let mut a = op(cg_test_op_CG_ATTACH, slot);
+    a.cgid = cgid;
+    a.level = ancestors.len() as u32 + 1;
+    s.cgroup(a).unwrap();
+}
+
+/// (cgroups untracked now, refused by the full map so far)
+fn untracked(s: &Sis) -> (i64, u64) {
+    let bss = s.skel.maps.bss_data.as_ref().unwrap();
+    (bss.cg_nr_untracked, bss.cg_nr_map_full)
+}
+
+fn exit(s: &mut Sis, cgid: u64, level: u32) {
+    let mut a = op(cg_test_op_CG_EXIT, 0);
+    a.cgid = cgid;
+    a.level = level;
+    s.cgroup(a).unwrap();
+}
+
+const MAX_DEPTH: u32 = sis_consts_SIS_CG_MAX_DEPTH;
 
 fn set_weight(s: &mut Sis, cgid: u64, weight: u32) {
     let mut a = op(cg_test_op_CG_SET_WEIGHT, 0);
@@ -222,36 +264,124 @@ fn nothing_stays_counted() {
         assert_eq!((c.nr_active, c.task_weight, c.child_weight), (0, 0, 0), "cgroup {id}");
     }
     // a cgroup that is gone is gone; its former tasks weigh as themselves
-    let mut a = op(cg_test_op_CG_EXIT, 0);
-    a.cgid = 21;
-    s.cgroup(a).unwrap();
+    exit(&mut s, 21, 2);
     assert!(read(&mut s, 21).is_none());
+    assert_eq!(untracked(&s), (0, 0));
 }
 
 #[test]
-fn untracked_cgroups_run_unweighted() {
+fn cgroups_too_deep_count_in_their_deepest_tracked_ancestor() {
     let mut s = sis();
-    // the root itself, a parent nobody knows, and a level beyond the depth bound
+    // the root is not tracked, nor counted: its tasks keep their own weight
     assert!(!init(&mut s, 1, ROOT, 100, 0));
-    assert!(!init(&mut s, 40, 99, 100, 2));
-    let deep = sis_consts_SIS_CG_MAX_DEPTH + 1;
-    assert!(!init(&mut s, 41, 10, 100, deep));
-    attach(&mut s, 0, 40);
-    account(&mut s, 0, 100);
-    assert_eq!(eff(&mut s, 0, 100), 100.0);
-    assert!(read(&mut s, 40).is_none());
-    // the chain is followed to the depth bound
-    let mut parent = ROOT;
-    for level in 1..=sis_consts_SIS_CG_MAX_DEPTH {
+    attach_under(&mut s, 3, 1, &[]);
+    account(&mut s, 3, 100);
+    assert_eq!(eff(&mut s, 3, 100), 100.0);
+    account(&mut s, 3, 0);
+    assert_eq!(untracked(&s), (0, 0));
+    // a (cpu.weight 25) with a chain 20 levels deep under it, vs b (100): what a user with a
+    // delegated subtree can nest must not take its tasks out of a's share
+    assert!(init(&mut s, 10, ROOT, 25, 1));
+    assert!(init(&mut s, 11, ROOT, 100, 1));
+    let mut chain = vec![10u64];
+    for level in 2..=21 {
         let id = 100 + level as u64;
-        assert!(init(&mut s, id, parent, 100, level), "level {level}");
-        parent = id;
+        assert_eq!(init(&mut s, id, *chain.last().unwrap(), 100, level), level <= MAX_DEPTH, "level {level}");
+        chain.push(id);
     }
-    run_in(&mut s, parent, &[5]);
-    assert_eq!(eff(&mut s, 5, 100), 100.0);
-    let sibling = 200;
-    assert!(init(&mut s, sibling, 100 + 1, 100, 2));
-    run_in(&mut s, sibling, &[6]);
-    assert_eq!(eff(&mut s, 5, 100), 50.0);
-    assert_eq!(eff(&mut s, 6, 100), 50.0);
+    assert_eq!(untracked(&s), (21 - MAX_DEPTH as i64, 0));
+    let bottom = chain.pop().unwrap();
+    attach_under(&mut s, 0, bottom, &chain);
+    account(&mut s, 0, 100);
+    run_in(&mut s, 11, &[1]);
+    assert_eq!(eff(&mut s, 0, 100), 25.0);
+    assert_eq!(eff(&mut s, 1, 100), 100.0);
+    let deepest = read(&mut s, chain[MAX_DEPTH as usize - 1]).unwrap();
+    assert_eq!((deepest.task_weight, deepest.nr_active), (100, 1));
+    // a second task one level up shares the same books: a's 25 split in two
+    attach_under(&mut s, 2, chain[17], &chain[..17]);
+    account(&mut s, 2, 100);
+    assert_eq!(eff(&mut s, 0, 100), 12.5);
+    assert_eq!(eff(&mut s, 2, 100), 12.5);
+    // moved to a tracked level the task counts there; the untracked ones leave the count as they go
+    attach_under(&mut s, 2, chain[3], &chain[..3]);
+    assert_eq!(read(&mut s, chain[3]).unwrap().task_weight, 100);
+    assert_eq!(read(&mut s, chain[MAX_DEPTH as usize - 1]).unwrap().task_weight, 100);
+    for level in (MAX_DEPTH + 1..=21).rev() {
+        exit(&mut s, 100 + level as u64, level);
+    }
+    assert_eq!(untracked(&s), (0, 0));
+}
+
+#[test]
+fn cgroups_a_full_map_refuses_count_in_their_ancestor() {
+    let mut s = sis();
+    assert!(init(&mut s, 10, ROOT, 25, 1));
+    assert!(init(&mut s, 11, ROOT, 100, 1));
+    // a user fills the map under a: the first cgroup refused is where its hog goes
+    let mut x = 1000;
+    while init(&mut s, x, 10, 100, 2) {
+        x += 1;
+    }
+    assert_eq!(x - 1000 + 2, sis_consts_SIS_MAX_CGROUPS as u64, "the map holds its max_entries");
+    assert_eq!(untracked(&s), (1, 1));
+    attach_under(&mut s, 0, x, &[10]);
+    account(&mut s, 0, 100);
+    run_in(&mut s, 11, &[1]);
+    assert_eq!(eff(&mut s, 0, 100), 25.0);
+    assert_eq!(eff(&mut s, 1, 100), 100.0);
+    // below it too (an untracked parent): a's books, a's share
+    assert!(!init(&mut s, x + 1, x, 100, 3));
+    assert_eq!(untracked(&s), (2, 1));
+    attach_under(&mut s, 2, x + 1, &[10, x]);
+    account(&mut s, 2, 100);
+    assert_eq!(read(&mut s, 10).unwrap().task_weight, 200);
+    assert_eq!(eff(&mut s, 2, 100), 12.5);
+    assert_eq!(eff(&mut s, 1, 100), 100.0);
+}
+
+/// `rounds` of stress op `op` for task `slot` of cgroup `cgid`, `runs` times, on a thread of its own.
+fn stress(
+    s: &Sis,
+    op: u32,
+    slot: u32,
+    cgid: u64,
+    weights: (u32, u32),
+    rounds: u32,
+    runs: u32,
+) -> std::thread::JoinHandle<()> {
+    let fd = Sis::prog_fd(&s.skel.progs.test_cg_stress);
+    let mut a: cg_stress_args = zeroed();
+    (a.op, a.slot, a.cgid, a.weight, a.weight2, a.rounds) = (op, slot, cgid, weights.0, weights.1, rounds);
+    std::thread::spawn(move || {
+        for _ in 0..runs {
+            assert_eq!(Sis::run_fd(fd, &mut a), 0);
+        }
+    })
+}
+
+#[test]
+fn weight_changes_racing_activations_keep_the_sums() {
+    // a/{x, y}, y busy throughout. On one thread a task of x turns runnable and quiescent over
+    // and over (x turns active and idle); on another x's cpu.weight flips 100 -> 300 -> 100
+    // around a second task of x doing the same. Whatever the interleaving, a's child_weight
+    // must end as the sum of its active children's weights: a transition that used one weight
+    // and its reverse another would leave the difference there for good.
+    let mut s = sis();
+    init(&mut s, 10, ROOT, 100, 1);
+    init(&mut s, 20, 10, 100, 2);
+    init(&mut s, 21, 10, 100, 2);
+    run_in(&mut s, 21, &[2]);
+    let t = [
+        stress(&s, cg_stress_op_CG_STRESS_TOGGLE, 0, 20, (0, 0), 100_000, 20),
+        stress(&s, cg_stress_op_CG_STRESS_WEIGHT, 1, 20, (100, 300), 100_000, 20),
+    ];
+    for h in t {
+        h.join().unwrap();
+    }
+    let (a, x) = (read(&mut s, 10).unwrap(), read(&mut s, 20).unwrap());
+    assert_eq!((x.nr_active, x.task_weight, x.weight), (0, 0, 100));
+    assert_eq!((a.nr_active, a.child_weight), (1, 100), "a's children: x idle, y (100) active");
+    run_in(&mut s, 20, &[0]);
+    assert_eq!(read(&mut s, 10).unwrap().child_weight, 200);
 }

@@ -56,6 +56,8 @@ fn invalid_options() {
     assert_usage_error(&["--oracle-every", "131072"], "oracle-every");
     assert_usage_error(&["--balance-every", "0"], "balance-every");
     assert_usage_error(&["--balance-every", "65"], "balance-every");
+    assert_usage_error(&["--max-cgroups", "0"], "max-cgroups");
+    assert_usage_error(&["--max-cgroups", "2000000"], "max-cgroups");
     assert_usage_error(&["--stats", "0"], "stats");
     assert_usage_error(&["--stats", "x"], "stats");
     assert_usage_error(&["--monitor=-1"], "monitor");
@@ -126,6 +128,7 @@ fn help_and_version_succeed() {
         "--steal",
         "--steal-scope",
         "--oracle-every",
+        "--max-cgroups",
         "--partial",
         "--stats",
         "--monitor",

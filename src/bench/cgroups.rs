@@ -69,13 +69,19 @@ impl CgTree {
 
     /// Create `rel` (parents first, e.g. "a" then "a/x") with cpu.weight `weight`.
     pub fn add(&mut self, rel: &str, weight: u32) -> Result<PathBuf> {
+        let dir = self.mkdir(rel)?;
+        write(&dir.join("cpu.weight"), &weight.to_string())?;
+        Ok(dir)
+    }
+
+    /// Create `rel` with the default cpu.weight (the cpu controller on in its parent).
+    pub fn mkdir(&mut self, rel: &str) -> Result<PathBuf> {
         let dir = self.base.join(rel);
         std::fs::create_dir(&dir).with_context(|| format!("mkdir {}", dir.display()))?;
         self.made.push(dir.clone());
         if let Some(parent) = dir.parent() {
             enable_cpu(parent)?;
         }
-        write(&dir.join("cpu.weight"), &weight.to_string())?;
         Ok(dir)
     }
 

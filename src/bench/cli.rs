@@ -17,7 +17,8 @@ pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
     /// wakelat (cyclictest wakeup p99 beside one CPU hog per CPU: schbench's stand-in),
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-odd,fair-fork,fair-sleep),
-    /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide), gb-sysbench (one
+    /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide,cg-deep), cg-full (with a
+    /// --variant of a small --max-cgroups), gb-sysbench (one
     /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
     /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"),
     /// idle-scale (host-only, alone: the idle search over synthetic LLCs of 8-256 CPUs per

@@ -18,7 +18,13 @@
 //!   cpu.weight. Pinned to one CPU: 300 vs 100, one hog each (ideal 3); a 4-hog vs a 1-hog
 //!   cgroup of equal weight (ideal 1); a/{x (1 hog), y (2 hogs)} vs b (1 hog), all weight 100
 //!   (ideal shares 1/4, 1/4, 1/2: the metric is the worst share's error in %). Unpinned:
-//!   300 with one hog per CPU vs 100 with two per CPU (ideal 3).
+//!   300 with one hog per CPU vs 100 with two per CPU (ideal 3). `cg-deep`: a hog 20 cgroups
+//!   below a cpu.weight-25 cgroup vs one in a 100 cgroup, one CPU (ideal 0.25): nesting deeper
+//!   than scx_sis tracks must not escape the weight.
+//! - `cg-full` (not in `cgroups`): cg-deep's 25 vs 100 with the hog in a cgroup made after
+//!   filling a running scx_sis's cgroup map (as many cgroups under the 25 one as the map
+//!   holds: run scx_sis with a small --max-cgroups); the probe fails unless that cgroup is the
+//!   one left out of the map and the 25 one is in.
 //! - `gb-wide` (not in `cgroups`): cg-wide's load with its two cgroups as children of
 //!   the group balancer's bench parent (gbbench::GB_PARENT), so that a variant
 //!   `--gb-parent /sys/fs/cgroup/scx_sis_gb` makes them two groups settled on distinct
@@ -50,7 +56,9 @@ pub const ALL: &str = "fairness";
 pub const NAMES: &[&str] = &["fair-nice1", "fair-nice8", "fair-spread", "fair-odd", "fair-fork", "fair-sleep"];
 /// `--suite cgroups` expands to these.
 pub const ALL_CG: &str = "cgroups";
-pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide"];
+pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide", "cg-deep"];
+/// cg-deep's nesting under its weight-25 cgroup.
+const DEEP_LEVELS: usize = 20;
 
 /// The line the probe ends with and the suites' regex parser reads.
 pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
@@ -86,9 +94,11 @@ pub enum Case {
     CgNested,
     CgWide,
     GbWide,
+    CgDeep,
+    CgFull,
 }
 
-const CASES: [Case; 11] = [
+const CASES: [Case; 13] = [
     Case::Nice1,
     Case::Nice8,
     Case::Spread,
@@ -100,6 +110,8 @@ const CASES: [Case; 11] = [
     Case::CgNested,
     Case::CgWide,
     Case::GbWide,
+    Case::CgDeep,
+    Case::CgFull,
 ];
 
 impl Case {
@@ -116,6 +128,8 @@ impl Case {
             Case::CgNested => "cg-nested",
             Case::CgWide => "cg-wide",
             Case::GbWide => "gb-wide",
+            Case::CgDeep => "cg-deep",
+            Case::CgFull => "cg-full",
         }
     }
     pub fn from_suite(name: &str) -> Option<Case> {
@@ -240,6 +254,22 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
             Direction::HigherIsBetter,
             format!("{n}+{}", 2 * n),
         ),
+        Case::CgDeep => (
+            "cg-deep-one-cpu",
+            format!(
+                "CPU-time ratio of a hog {DEEP_LEVELS} cgroups below a cpu.weight-25 cgroup and one in a 100 cgroup, one CPU (ideal 0.25)"
+            ),
+            "ratio",
+            Direction::HigherIsBetter,
+            "1cpu".to_string(),
+        ),
+        Case::CgFull => (
+            "cg-full-one-cpu",
+            "CPU-time ratio of a hog in a cgroup made under a cpu.weight-25 cgroup once scx_sis's cgroup map is full and one in a 100 cgroup, one CPU (ideal 0.25)".into(),
+            "ratio",
+            Direction::HigherIsBetter,
+            "1cpu".to_string(),
+        ),
         Case::GbWide => (
             "gb-wide-unpinned",
             format!(
@@ -263,6 +293,7 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
         Case::Nice8 => Some(NICE8_IDEAL),
         Case::CgWeight | Case::CgWide | Case::GbWide => Some(3.0),
         Case::CgThreads => Some(1.0),
+        Case::CgDeep | Case::CgFull => Some(0.25),
         Case::Spread | Case::Odd | Case::Fork | Case::Sleep | Case::CgNested => None,
     };
     Suite {
@@ -274,8 +305,9 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
         ideal,
         parser: Parser::Regex(METRIC_RE.into()),
         server: None,
-        // the fork loop may run FORK_CAP x the window, plus the op in flight
-        timeout_s: (FORK_CAP * secs as f64) as u64 + warm.ceil() as u64 + 120,
+        // the fork loop may run FORK_CAP x the window, plus the op in flight; cg-full makes
+        // as many cgroups as the map holds, and removes them
+        timeout_s: (FORK_CAP * secs as f64) as u64 + warm.ceil() as u64 + if case == Case::CgFull { 600 } else { 120 },
         params: vec![Param {
             label,
             command: vec![
@@ -574,6 +606,38 @@ fn map_by_name(name: &str) -> Option<(libbpf_rs::MapHandle, u32)> {
     Some((libbpf_rs::MapHandle::from_map_id(info.id).ok()?, info.max_entries))
 }
 
+/// Whether a running scx_sis keeps cpu.weight state of its own for cgroup `dir` (an entry of
+/// its cg_sched_map); None without one.
+fn cg_tracked(dir: &Path) -> Option<bool> {
+    use libbpf_rs::{MapCore, MapFlags};
+    let (map, _) = map_by_name("cg_sched_map")?;
+    let id = crate::group::cgroup_id(dir).ok()?;
+    Some(map.lookup(&id.to_ne_bytes(), MapFlags::ANY).ok()?.is_some())
+}
+
+/// cg-full: as many empty cgroups under `parent` as a running scx_sis's cgroup map holds, then
+/// `parent/x` (the hog's), which the full map leaves out. Fails unless x is out and `parent` in:
+/// else the case would not test a full map.
+fn fill_cg_map(t: &mut CgTree, parent: &str) -> Result<std::path::PathBuf> {
+    let Some((_, entries)) = map_by_name("cg_sched_map") else {
+        println!("no scx_sis cgroup map: nothing to fill");
+        return t.add(&format!("{parent}/x"), 100);
+    };
+    let t0 = Instant::now();
+    for i in 0..entries {
+        t.mkdir(&format!("{parent}/f{i}"))?;
+    }
+    let x = t.add(&format!("{parent}/x"), 100)?;
+    println!("scx_sis cgroup map filled: {entries} cgroups in {:.1} s", t0.elapsed().as_secs_f64());
+    match (cg_tracked(x.parent().unwrap()), cg_tracked(&x)) {
+        (Some(true), Some(false)) => Ok(x),
+        (p, xt) => bail!(
+            "scx_sis cgroup state after the fill: {parent} {p:?}, {parent}/x {xt:?}; want Some(true), Some(false) \
+             (was the map full before it? cg-full wants scx_sis --max-cgroups a few hundred)"
+        ),
+    }
+}
+
 /// A running scx_sis's per-CPU `load/tasks` (and `R` when taken by RT/DL), read from its
 /// cpu_sched_map: what its balancer sees, beside where the hogs are.
 fn cpu_loads() -> Option<Vec<String>> {
@@ -717,7 +781,9 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     }
     // declared before the hogs: dropped (rmdir) after they are killed and reaped
     let mut cgs = match a.case {
-        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide => Some(CgTree::new("scx_sis-fair")?),
+        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide | Case::CgDeep | Case::CgFull => {
+            Some(CgTree::new("scx_sis-fair")?)
+        }
         Case::GbWide => {
             super::gbbench::ensure_parent()?;
             Some(CgTree::within(Path::new(super::gbbench::GB_PARENT)))
@@ -740,17 +806,39 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         Case::Spread => (0..SPREAD_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
         Case::Odd => (0..n + 1).try_for_each(|_| hogs.spawn(0, None))?,
         Case::Fork | Case::Sleep => (0..RESPONSIVE_PER_CPU * n).try_for_each(|_| hogs.spawn(0, None))?,
-        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide | Case::GbWide => {
+        Case::CgFull => {
+            let t = cgs.as_mut().unwrap();
+            t.add("a", 25)?;
+            let b = t.add("b", 100)?;
+            let x = fill_cg_map(t, "a")?;
+            hogs.spawn_in(one, &x, 1)?;
+            hogs.spawn_in(one, &b, 2)?;
+        }
+        Case::CgWeight | Case::CgThreads | Case::CgNested | Case::CgWide | Case::GbWide | Case::CgDeep => {
             let t = cgs.as_mut().unwrap();
             // (cgroup, cpu.weight, hogs, pinned): group i+1 is the i-th entry with hogs
-            let plan: &[(&str, u32, usize, Option<usize>)] = match a.case {
-                Case::CgWeight => &[("a", 300, 1, one), ("b", 100, 1, one)],
-                Case::CgThreads => &[("a", 100, 4, one), ("b", 100, 1, one)],
-                Case::CgNested => &[("a", 100, 0, one), ("a/x", 100, 1, one), ("a/y", 100, 2, one), ("b", 100, 1, one)],
-                _ => &[("a", 300, n, None), ("b", 100, 2 * n, None)],
+            let plan: Vec<(String, u32, usize, Option<usize>)> = match a.case {
+                Case::CgWeight => vec![("a".into(), 300, 1, one), ("b".into(), 100, 1, one)],
+                Case::CgThreads => vec![("a".into(), 100, 4, one), ("b".into(), 100, 1, one)],
+                Case::CgNested => vec![
+                    ("a".into(), 100, 0, one),
+                    ("a/x".into(), 100, 1, one),
+                    ("a/y".into(), 100, 2, one),
+                    ("b".into(), 100, 1, one),
+                ],
+                Case::CgDeep => {
+                    let mut p = vec![("a".to_string(), 25, 0, one)];
+                    for l in 1..=DEEP_LEVELS {
+                        p.push((format!("{}/d{l}", p.last().unwrap().0), 100, (l == DEEP_LEVELS) as usize, one));
+                    }
+                    p.push(("b".into(), 100, 1, one));
+                    p
+                }
+                _ => vec![("a".into(), 300, n, None), ("b".into(), 100, 2 * n, None)],
             };
             let mut group = 0;
-            for (rel, weight, k, cpu) in plan {
+            let mut dirs = vec![];
+            for (rel, weight, k, cpu) in &plan {
                 let dir = t.add(rel, *weight)?;
                 if *k > 0 {
                     group += 1;
@@ -758,6 +846,11 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
                         hogs.spawn_in(*cpu, &dir, group)?;
                     }
                 }
+                dirs.push(dir);
+            }
+            if a.case == Case::CgDeep {
+                let (top, deepest) = (cg_tracked(&dirs[0]), cg_tracked(&dirs[DEEP_LEVELS]));
+                println!("scx_sis cgroup state: a {top:?}, a's deepest {deepest:?} (Some(true): it has its own)");
             }
         }
     }
@@ -821,7 +914,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         |nice: i32| -> Vec<f64> { hogs.0.iter().zip(&ms).filter(|(h, _)| h.nice == nice).map(|(_, m)| *m).collect() };
     let by_group = |g: usize| -> f64 { hogs.0.iter().zip(&ms).filter(|(h, _)| h.group == g).map(|(_, m)| *m).sum() };
     let metric = match (a.case, loop_result) {
-        (Case::CgWeight | Case::CgThreads | Case::CgWide | Case::GbWide, _) => {
+        (Case::CgWeight | Case::CgThreads | Case::CgWide | Case::GbWide | Case::CgDeep | Case::CgFull, _) => {
             let (g1, g2) = (by_group(1), by_group(2));
             println!("group run_ms: 1={g1:.1} 2={g2:.1}");
             (g2 > 0.0).then(|| g1 / g2)
@@ -956,6 +1049,11 @@ mod tests {
         let cg = resolve(ALL_CG, &scale(true, None)).unwrap();
         assert_eq!(cg.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), CG_NAMES);
         assert_eq!(cg[3].params[0].label, "8+16");
+        assert_eq!(cg[4].ideal, Some(0.25));
+        // cg-full fills whatever map is loaded: asked for by name only
+        let full = resolve("cg-full", &scale(true, None)).unwrap();
+        assert_eq!((full[0].ideal, full[0].params[0].command[2].as_str()), (Some(0.25), "cg-full"));
+        assert!(!CG_NAMES.contains(&"cg-full"));
         assert_eq!(cg[3].params[0].command[3..].join(" "), "--secs 4 --warmup 1");
         // the probe's case argument is what clap accepts for the variant
         assert_eq!(cg[1].params[0].command[2], "cg-threads");

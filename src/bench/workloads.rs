@@ -40,6 +40,9 @@ pub const BUILTIN: &[&str] = &[
     "cg-threads",
     "cg-nested",
     "cg-wide",
+    "cg-deep",
+    // not in `cgroups`: fills a running scx_sis's cgroup map (fairness.rs)
+    "cg-full",
     // group balancer: sysbench memory, one cgroup per LLC (gbbench.rs)
     "gb-sysbench",
     // cg-wide with the cgroups as groups of the balancer's bench parent (fairness.rs)

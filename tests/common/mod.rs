@@ -104,6 +104,26 @@ impl Sis {
         prog.test_run(input).expect("BPF_PROG_TEST_RUN").return_value as i32
     }
 
+    /// A program's fd, for runs from other threads (`run_fd`): the skeleton stays on this one.
+    pub fn prog_fd(prog: &libbpf_rs::ProgramMut) -> i32 {
+        use std::os::fd::{AsFd, AsRawFd};
+        prog.as_fd().as_raw_fd()
+    }
+
+    /// `run` by fd, callable from any thread while the object is loaded.
+    pub fn run_fd<T: Copy>(fd: i32, args: &mut T) -> i32 {
+        let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
+        let mut opts = libbpf_rs::libbpf_sys::bpf_test_run_opts {
+            sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_test_run_opts>() as _,
+            ctx_in: bytes.as_ptr() as *const _,
+            ctx_size_in: bytes.len() as u32,
+            ..Default::default()
+        };
+        let r = unsafe { libbpf_rs::libbpf_sys::bpf_prog_test_run_opts(fd, &mut opts) };
+        assert_eq!(r, 0, "BPF_PROG_TEST_RUN");
+        opts.retval as i32
+    }
+
     pub fn init_cpus(&mut self) {
         let mut a: CpuArgs = zeroed();
         Self::run(&mut self.skel.progs.test_init_cpus, &mut a);

@@ -6,6 +6,9 @@
 #  - cg-threads: a 4-hog and a 1-hog cgroup of equal weight, one CPU: within TOL_PCT of 1.00.
 #  - cg-nested: a/{x: 1 hog, y: 2 hogs} vs b: 1 hog, equal weights, one CPU: every cgroup's
 #    share within TOL_PCT of its ideal (1/4, 1/4, 1/2).
+#  - cg-deep: a hog 20 cgroups below a cpu.weight-25 cgroup vs a hog in a 100 cgroup, one CPU:
+#    within CHECK_PCT of 0.25. Deeper than scx_sis tracks (16 levels) the hog counts in its
+#    deepest tracked ancestor; before, it ran with its own weight, as in the root (1.00).
 #  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned (ideal 3.00): the 5%
 #    target is printed; what is asserted is WIDE_CHECK_PCT, or, when EEVDF itself is further off
 #    in the same boot, WIDE_EEVDF_PCT of EEVDF's ratio and never below WIDE_FLOOR. Across CPUs
@@ -22,6 +25,13 @@
 #    asserted like cg-wide. The balancer's swaps once traded a 300-weight task for a 100-weight
 #    one, far under 3.00; a swap now needs about equal weights.
 #    The mean of 2 runs is asserted.
+#  - cg-full: scx_sis --max-cgroups FULL_MAX (a separate bench session, EEVDF beside it): the
+#    25 vs 100 of cg-deep with the hog in a cgroup made once the map is full (the probe fills it
+#    under the 25 cgroup and fails unless that cgroup is the one left out); within CHECK_PCT of
+#    0.25. The map's size is what a user with a delegated subtree could exhaust for everyone.
+# Then cpu.weight writes racing activations: two cgroups whose tasks wake every ms while their
+# cpu.weight is rewritten; afterwards the parent's books (bpftool) must hold exactly its active
+# children's weights (host-side race test: tests/cgroup_weight.rs).
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
 # 20 rounds: scx_sis stays attached, clean kernel log.
 # env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
@@ -34,9 +44,11 @@ CHECK_PCT=8
 WIDE_CHECK_PCT=20
 WIDE_EEVDF_PCT=95
 WIDE_FLOOR=2.10
+# cg-full's map: room for the guest's own cgroups and the bench tree, filled in a second
+FULL_MAX=256
 secs=${CG_SECS:-3}
 out="$SCX_SIS_OUT/cgweight"
-rm -rf "$out" "$out-gb"
+rm -rf "$out" "$out-gb" "$out-full"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
 bench_session "$out" cgroups "$secs"
@@ -44,7 +56,7 @@ grep -h "group run_ms" "$out"/raw/cg-*/*.txt 2>/dev/null | sed 's/^/  | /'
 
 bench_vals "$out"
 log_placements
-require_vals cg-weight cg-threads cg-nested cg-wide
+require_vals cg-weight cg-threads cg-nested cg-wide cg-deep
 
 for c in "cg-weight 3.00" "cg-threads 1.00"; do
   set -- $c
@@ -52,6 +64,9 @@ for c in "cg-weight 3.00" "cg-threads 1.00"; do
   note "$1 target: scx_sis ratio ${x:-?} within ${TOL_PCT}% of $2: $(within "$x" "$2" "$TOL_PCT" && echo met || echo NOT met)"
   check "$1: scx_sis ratio ${x:-?} within ${CHECK_PCT}% of $2 (EEVDF ${e:-?})" within "$x" "$2" "$CHECK_PCT"
 done
+e=$(val cg-deep EEVDF) x=$(val cg-deep scx_sis)
+check "cg-deep: scx_sis ratio ${x:-?} within ${CHECK_PCT}% of 0.25 with the hog 20 cgroups below the 25 one (EEVDF ${e:-?})" \
+  within "$x" 0.25 "$CHECK_PCT"
 e=$(val cg-nested EEVDF) x=$(val cg-nested scx_sis)
 note "cg-nested target: worst share ${x:-?}% off <= ${TOL_PCT}%: $(awk -v g="$x" -v l="$TOL_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }' && echo met || echo NOT met)"
 check "cg-nested: scx_sis worst share ${x:-?}% off its ideal <= ${CHECK_PCT}% (EEVDF ${e:-?}%)" \
@@ -77,9 +92,40 @@ e=$(val_mean gb-wide EEVDF) x=$(val_mean gb-wide gb)
 note "gb-wide target: scx_sis --gb-parent ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
 check "gb-wide: scx_sis --gb-parent ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
 
+# ---- a full cgroup map ----
+bench_session "$out-full" cg-full "$secs" --no-default-variant --variant "small=--max-cgroups $FULL_MAX"
+grep -h "group run_ms\|cgroup map\|cgroup state" "$out-full"/raw/cg-full/*.txt 2>/dev/null | sed 's/^/  | /'
+bench_vals "$out-full"
+e=$(val cg-full EEVDF) x=$(val cg-full small)
+check "cg-full: scx_sis --max-cgroups $FULL_MAX ratio ${x:-?} within ${CHECK_PCT}% of 0.25 with the hog's cgroup left out of the full map (EEVDF ${e:-?})" \
+  within "$x" 0.25 "$CHECK_PCT"
+
 # ---- churn while attached ----
 # entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)
 nr_cg_state() { bpftool -j map dump name cg_sched_map 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null; }
+# cg_books DIR...: 'weight nr_active child_weight task_weight' of each cgroup's state, '-' if it
+# has none (cgroup.bpf.h: state = weight << 32 | nr_active + 2^31)
+cg_books() {
+  local ids=() d
+  for d in "$@"; do ids+=("$(stat -c %i "$d")"); done
+  bpftool -j map dump name cg_sched_map 2>/dev/null | python3 -c '
+import json, struct, sys
+m = {}
+for e in json.load(sys.stdin):
+    f = e.get("formatted")
+    if f:
+        k, v = f["key"], f["value"]
+        m[int(k)] = (v["state"], v["child_weight"], v["task_weight"])
+    else:
+        raw = lambda h: bytes(int(b, 16) for b in h)
+        k = struct.unpack("<Q", raw(e["key"]))[0]
+        _, state, task, child = struct.unpack("<QQqq", raw(e["value"])[:32])
+        m[k] = (state, child, task)
+for i in sys.argv[1:]:
+    v = m.get(int(i))
+    print("-" if v is None else "%d %d %d %d" % (v[0] >> 32, (v[0] & 0xffffffff) - 2**31, v[1], v[2]))
+' "${ids[@]}"
+}
 if ! start_sched; then fail "attach for the churn"; finish; exit; fi
 seq0=$(enable_seq)
 n0=$(nr_cg_state)
@@ -102,6 +148,32 @@ for i in $(seq 1 20); do
   rmdir "$d" || errs=$((errs + 1))
 done
 check_eq "cgroup churn: failed operations" "$errs" 0
+
+# ---- cpu.weight writes racing activations ----
+race="$base/race"
+mkdir "$race" && echo +cpu >"$race/cgroup.subtree_control" && mkdir "$race/w1" "$race/w2"
+# a task that sleeps 1 ms and wakes, without a fork (each wakeup an activation of its cgroup)
+waker() { local fd; exec {fd}<> <(:); while :; do read -r -t 0.001 -u "$fd" _; done; }
+waker & w1=$!
+waker & w2=$!
+echo "$w1" >"$race/w1/cgroup.procs" && echo "$w2" >"$race/w2/cgroup.procs" || errs=$((errs + 1))
+for i in $(seq 1 400); do
+  echo $((i % 2 ? 300 : 50)) >"$race/w1/cpu.weight"
+  echo $((i % 3 ? 7 : 900)) >"$race/w2/cpu.weight"
+done
+echo 100 >"$race/w1/cpu.weight"; echo 200 >"$race/w2/cpu.weight"
+kill "$w1" "$w2"; wait "$w1" "$w2" 2>/dev/null
+snooze 0.5
+books=$(cg_books "$race" "$race/w1" "$race/w2" | tr '\n' ';')
+check_eq "weight writes racing activations: parent, w1, w2 books (weight nr_active child_weight task_weight) with every task gone" \
+  "$books" "100 0 0 0;100 0 0 0;200 0 0 0;"
+echo "$hog" >"$race/w2/cgroup.procs"
+snooze 0.5
+books=$(cg_books "$race" | tr '\n' ';')
+check_eq "... with a hog in w2 (weight 200): the parent's child_weight" "${books%% *}/$(cut -d' ' -f3 <<<"$books")" "100/200"
+echo "$hog" >"$base/home/cgroup.procs"
+rmdir "$race/w1" "$race/w2" "$race" || errs=$((errs + 1))
+check_eq "cgroup race: failed operations" "$errs" 0
 check_eq "cgroup state entries after churn (before: ${n0:-?}, +2 for the churn parent and home)" "$(nr_cg_state)" "$((n0 + 2))"
 check_eq "hog alive on scx_sis" "$(on_ext "$hog")" 1
 kill "$hog" "$hog_sleep"; wait "$hog" "$hog_sleep" 2>/dev/null
