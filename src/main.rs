@@ -572,6 +572,12 @@ fn run(opts: Opts) -> Result<()> {
         return stats::monitor(&opts.stats_socket, Duration::from_secs_f64(intv), &shutdown);
     }
 
+    // bad group balancer input is refused before the system is checked, so that it is reported
+    // as such on any machine (init checks it again: a restart may see other CPUs)
+    if opts.partitions.is_some() || !opts.gb_cgroup.is_empty() || !opts.gb_parent.is_empty() {
+        let topo = Topology::discover().context("discovering the CPU topology")?;
+        group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
+    }
     preflight()?;
     debug!("preflight: sched_ext state {}, running as root", scx_sis::preflight::state());
 

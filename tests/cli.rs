@@ -68,6 +68,17 @@ fn invalid_options() {
     assert_usage_error(&["bench", "--runs", "lots"], "runs");
 }
 
+/// `--partitions` with CPU ids past the machine's: refused at once, before the system is
+/// checked (this host has no sched_ext), without expanding the range.
+#[test]
+fn partitions_out_of_range() {
+    let t0 = Instant::now();
+    assert_usage_error(&["--partitions", "0-4000000000"], "CPU 4000000000 is out of range");
+    assert_usage_error(&["--partitions", "0-18446744073709551615"], "CPU 18446744073709551615 is out of range");
+    assert_usage_error(&["--partitions", "0-1;x"], "partition 1 (x)");
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+}
+
 /// `bench --suite wakelat`'s run on this host, scheduler aside: the suite's own command (hogs
 /// around cyclictest through the hidden `__wakelat`) through the bench's executor and parser.
 #[cfg(feature = "bench")]
