@@ -62,7 +62,8 @@ struct Opts {
     no_builtin_idle: bool,
 
     /// Steal-on-idle from overloaded CPUs: `on`, `map-only` (keep the overloaded map, never
-    /// steal), `off`.
+    /// steal), `off` (no stealing; the map is still kept for the busy-CPU balance unless
+    /// --no-balance).
     #[arg(long, value_enum, default_value_t = StealMode::On)]
     steal: StealMode,
 
@@ -430,8 +431,9 @@ impl<'a> Scheduler<'a> {
                 let input = libbpf_rs::ProgramInput::default();
                 self.skel.progs.sis_filter_rebuild.test_run(input).context("rebuilding the idle filters")?;
             }
-            // off keeps no overloaded map: drop what it showed, it would go stale
-            Knob::Steal(StealMode::Off) => {
+            // off keeps no overloaded map unless the balance reads it (bpf/overload.bpf.h):
+            // drop what it showed, it would go stale
+            Knob::Steal(StealMode::Off) if !self.skel.maps.rodata_data.as_ref().unwrap().balance_on => {
                 let zero = vec![0u8; self.skel.maps.ovl_map.value_size() as usize];
                 for i in 0..self.topo.llcs.len() * overload::ovl_lines(&self.topo) {
                     self.skel.maps.ovl_map.update(&(i as u32).to_ne_bytes(), &zero, MapFlags::ANY)?;
