@@ -83,9 +83,12 @@ check "gb-wide: scx_sis --gb-parent ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3
 # ---- churn while attached ----
 # entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)
 nr_cg_state() { bpftool -j map dump name cg_sched_map 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null; }
+if ! command -v bpftool >/dev/null; then fail "bpftool missing (scripts/setup.sh installs it): the churn cannot be checked"; finish; exit; fi
 if ! start_sched; then fail "attach for the churn"; finish; exit; fi
 seq0=$(enable_seq)
 n0=$(nr_cg_state)
+# an unreadable map would compare '' with ''
+check "cgroup state entries readable before the churn (${n0:-none})" is_num "$n0"
 cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 base="$cg/scx_sis-churn.$$"
 # processes live in leaves only (cgroup v2): "home" is where the hogs go between rounds
