@@ -125,12 +125,13 @@ note "EEVDF fair-sleep with 2 hogs per CPU = ${e:-?}/s (mean of $SLEEP_RUNS runs
 note "fair-sleep target (issue 8): scx_sis ${x:-?}/s >= EEVDF's ${e:-?}/s ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r) }' && echo met || echo NOT met)"
 check "fair-sleep: scx_sis ${x:-?}/s >= $SLEEP_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
   awk -v g="$x" -v r="$e" -v f="$SLEEP_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
-# fair-fork: the target is printed; asserted is that short tasks complete at all (no stall):
-# 8 s runs gave 0.30x-0.93x EEVDF's rate (issue 8's open part: short tasks behind hogs)
+# fair-fork: issue 8's target (>= EEVDF's rate) is printed; asserted is FORK_MIN_FRAC of it.
+# With rotation, single runs read 0.71-1.12 ops/s against EEVDF's 0.70-0.97 (2026-11-26,
+# BENCHMARKS.md), 0.73x EEVDF's at the worst pairing; before issue 8 it was 0.24x.
 e=$(val fair-fork EEVDF) x=$(val fair-fork scx_sis)
 note "EEVDF fair-fork with 2 hogs per CPU = ${e:-?}/s"
-note "fair-fork target (issue 8, open): scx_sis ${x:-?}/s >= $FORK_MIN_FRAC x EEVDF's ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" -v f="$FORK_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }' && echo met || echo NOT met)"
-check "fair-fork: fork+exec+wait of /bin/true completes under 2 hogs per CPU (${x:-?}/s > 0)" \
-  awk -v g="$x" 'BEGIN { exit !(g != "" && g + 0 > 0) }'
+note "fair-fork target (issue 8): scx_sis ${x:-?}/s >= EEVDF's ${e:-?}/s ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r) }' && echo met || echo NOT met)"
+check "fair-fork: scx_sis ${x:-?}/s >= $FORK_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
+  awk -v g="$x" -v r="$e" -v f="$FORK_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
 dmesg_check
 finish
