@@ -34,7 +34,7 @@
 #define BAL_ROTATE_EVERY	4	/* slices between an LLC's rotations */
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
-const volatile bool balance_on = true;
+/* balance_on is overload.bpf.h's: the overloaded map is kept for the balance too */
 const volatile u32 balance_every = 1;	/* slices between a busy CPU's looks (--balance-every) */
 
 struct balance_pick {

@@ -13,9 +13,11 @@
 #ifndef __SIS_OVERLOAD_BPF_H
 #define __SIS_OVERLOAD_BPF_H
 
-/* writable: `scx_sis set steal=` (the loader empties the map when it turns off) */
+/* writable: `scx_sis set steal=` */
 u32 steal_mode = STEAL_ON;
 const volatile u32 ovl_lines = 1;	/* 64-byte lines per LLC */
+/* the busy-CPU balance (balance.bpf.h, --no-balance clears it); it finds its victims here */
+const volatile bool balance_on = true;
 
 struct ovl_line {
 	u64 bits;			/* low OVL_BITS_PER_LINE bits used */
@@ -42,13 +44,23 @@ static __always_inline u64 ovl_bit(u32 pos)
 	return 1ULL << (pos % OVL_BITS_PER_LINE);
 }
 
+/*
+ * The map is kept while anything reads it: stealing, or the busy-CPU
+ * balance, whose pulls and victims come from it (steal=off stops only the
+ * stealing). Off for both, it is left as it was (the loader empties it).
+ */
+static __always_inline bool overload_kept(void)
+{
+	return steal_mode != STEAL_OFF || balance_on;
+}
+
 /* True when this call made @cpu overloaded (the 0 -> 1 transition). */
 static __always_inline bool overload_set(s32 cpu)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	u64 *w, bit;
 
-	if (steal_mode == STEAL_OFF || !t || !(w = ovl_word(t->llc, t->llc_pos)))
+	if (!overload_kept() || !t || !(w = ovl_word(t->llc, t->llc_pos)))
 		return false;
 	bit = ovl_bit(t->llc_pos);
 	if (READ_ONCE(*w) & bit)
@@ -64,7 +76,7 @@ static __always_inline void overload_clear(s32 cpu)
 	struct cpu_topo *t = cpu_topo(cpu);
 	u64 *w;
 
-	if (steal_mode == STEAL_OFF || !t || !(w = ovl_word(t->llc, t->llc_pos)))
+	if (!overload_kept() || !t || !(w = ovl_word(t->llc, t->llc_pos)))
 		return;
 	/*
 	 * A stealer clears its victim's bit (steal.bpf.h) while the victim may

@@ -8,7 +8,10 @@
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
 # (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
 # LLCs: smoke, sis and the saturation-fairness bench (fair-nice8, fair-spread).
-# Ends with one line 'N passed, M failed' summing the VM test scripts; exit 1 if anything failed.
+# Ends with one line 'N passed, M failed': each cargo test (from its 'test result:' lines), each
+# check of tests/vm/guest/lib_selftest.sh, cargo fmt and clippy as one each, and the VM test
+# scripts (the 64-vCPU fairness bench: its checks, tests/vm/fair64_check.sh). Exit 1 if anything
+# failed.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-all}
@@ -18,22 +21,45 @@ cd "$repo"
 $SUDO scripts/setup.sh || exit 1
 cargo build --release --quiet || { echo "0 passed, 1 failed"; exit 1; }
 
-host_rc=0
+pass=0 fail=0
+# count_results FILE: add the 'N passed, M failed' counts of FILE's cargo test ('test result: ok.
+# N passed; M failed; ...') or lib_selftest ('RESULT ...: N passed, M failed') lines; returns 1
+# if it has none
+count_results() {
+  local c
+  c=$(sed -nE 's/^test result: [A-Za-z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p; s/^RESULT [^:]*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$1" |
+    awk '{ p += $1; f += $2; n++ } END { if (n) print p, f }')
+  [ -n "$c" ] || return 1
+  pass=$((pass + ${c% *})); fail=$((fail + ${c#* }))
+}
 if [ "$mode" = all ] || [ "$mode" = --host-only ]; then
+  hlog=$(mktemp)
   echo "== host tests (cargo test)"
   # BPF_PROG_TEST_RUN needs root (CAP_BPF + CAP_SYS_ADMIN for syscall programs)
-  $SUDO env "PATH=$PATH" cargo test --release 2>&1; host_rc=${PIPESTATUS[0]}
+  $SUDO env "PATH=$PATH" cargo test --release 2>&1 | tee "$hlog"; rc=${PIPESTATUS[0]}
+  # a build error runs nothing, a crashed test binary prints no result: one failure each
+  if ! count_results "$hlog"; then echo "cargo test: no test ran (exit $rc)"; fail=$((fail + 1))
+  elif [ "$rc" -ne 0 ] && ! grep -qE '^test result: FAILED' "$hlog"; then
+    echo "cargo test: exit $rc with no failed test counted"; fail=$((fail + 1)); fi
+  echo "== the guest tests' helpers (tests/vm/guest/lib_selftest.sh, on this host)"
+  bash tests/vm/guest/lib_selftest.sh 2>&1 | tee "$hlog"
+  count_results "$hlog" || { echo "lib_selftest: no result line"; fail=$((fail + 1)); }
+  rm -f "$hlog"
   echo "== formatting (cargo fmt --check, rustfmt.toml) and lints (cargo clippy -D warnings)"
-  cargo fmt --check || { echo "cargo fmt --check: the code is not formatted (run cargo fmt)"; host_rc=1; }
-  cargo clippy --release --quiet --all-targets -- -D warnings || { echo "cargo clippy: lint findings"; host_rc=1; }
+  if cargo fmt --check; then pass=$((pass + 1)); else echo "cargo fmt --check: the code is not formatted (run cargo fmt)"; fail=$((fail + 1)); fi
+  if cargo clippy --release --quiet --all-targets -- -D warnings; then pass=$((pass + 1)); else echo "cargo clippy: lint findings"; fail=$((fail + 1)); fi
+  echo "host: $pass passed, $fail failed"
 fi
-[ "$mode" = --host-only ] && exit $host_rc
+if [ "$mode" = --host-only ]; then
+  echo "$pass passed, $fail failed"
+  [ $fail -eq 0 ]; exit
+fi
+host_pass=$pass host_fail=$fail
 
 # the guest runs a copy: rebuilding meanwhile must not change the binary under a running test
 bin="$repo/target/vm-bin/scx_sis"
 mkdir -p "$(dirname "$bin")" && cp target/release/scx_sis "$bin"
 
-pass=0 fail=0
 logs=$(mktemp -d)
 # vm NAME ARGS... for tests/vm/run.sh, in the background, output to $logs/NAME. The two kernels
 # boot side by side: each guest is one single-threaded TCG process, one per host core.
@@ -54,10 +80,13 @@ if [ "$mode" = --long ]; then
   huge=(--timeout 10800 "${shape64[@]}" --env SIS_MODES=full smoke sis)
   # saturation fairness at 64 vCPUs: the fairness test's five cases time out there under EEVDF
   # too (TCG); the two saturation cases fit as a bench run, whose table is printed
+  # and whose numbers tests/vm/fair64_check.sh checks (its last line is the run's count)
   fair64() {
-    if $SUDO bench/run-vm.sh --kernel "$1" "${shape64[@]}" --timeout 3000 --bin "$bin" --out "bench-results/long-64-$1" -- \
-      --suite fair-nice8,fair-spread --runs 2 --warmup 0 --duration 4; then
-      cat "bench-results/long-64-$1/table.txt"; echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
+    local out="bench-results/long-64-$1"
+    $SUDO bench/run-vm.sh --kernel "$1" "${shape64[@]}" --timeout 3000 --bin "$bin" --out "$out" -- \
+      --suite fair-nice8,fair-spread --runs 2 --warmup 0 --duration 4 || echo "bench/run-vm.sh: exit $?"
+    cat "$out/table.txt" 2>/dev/null
+    tests/vm/fair64_check.sh "$out" "$1"
   }
   lchain() {
     local k=$1; vm "l$k" --kernel "$k" "${long[@]}"; wait $!; vm "h$k" --kernel "$k" "${huge[@]}"; wait $!
@@ -69,6 +98,7 @@ if [ "$mode" = --long ]; then
   wait
   tally l6.12 l7.3 h6.12 h7.3 f6.12 f7.3
   rm -rf "$logs"
+  echo "VM: $pass passed, $fail failed"
   echo "$pass passed, $fail failed"
   [ $fail -eq 0 ]; exit
 fi
@@ -90,6 +120,6 @@ tests/vm/mttcg_smoke.sh --bin "$bin" 7.3 6.12 >"$logs/mttcg" 2>&1
 tally v6.12 v7.3 b6.12 b7.3 mttcg
 rm -rf "$logs"
 
-[ $host_rc -eq 0 ] || { echo "host tests failed (cargo test, fmt or clippy)"; fail=$((fail + 1)); }
+echo "host: $host_pass passed, $host_fail failed; VM: $((pass - host_pass)) passed, $((fail - host_fail)) failed"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

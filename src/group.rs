@@ -17,7 +17,7 @@ use crate::bpf_intf::{self, gb_acct, gb_cpu, gb_group, gb_part};
 use crate::error::usage_err;
 use crate::llc_stats::cpulist;
 use crate::map_value;
-use crate::topology::{parse_cpulist, Topology};
+use crate::topology::{parse_cpulist_below, Topology};
 
 pub const MAX_PARTS: usize = bpf_intf::gb_consts_GB_MAX_PARTS as usize;
 const NO_PART: usize = bpf_intf::gb_consts_GB_NO_PART as usize;
@@ -28,7 +28,8 @@ const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
 pub const HYSTERESIS: f64 = 0.125;
 
 /// Parses `--partitions` ("0-3;4-7": cpulists separated by ';', one trailing ';' allowed, as in
-/// the proposal's gb_ctrl) against the online CPUs. Errors are one line, for a usage error.
+/// the proposal's gb_ctrl) against the online CPUs. Errors are one line, for a usage error. CPU ids
+/// are checked against nr_cpu_ids as each range is read, before it is expanded.
 pub fn parse_partitions(spec: &str, topo: &Topology) -> std::result::Result<Vec<Vec<usize>>, String> {
     let spec = spec.trim();
     let spec = spec.strip_suffix(';').unwrap_or(spec);
@@ -38,12 +39,17 @@ pub fn parse_partitions(spec: &str, topo: &Topology) -> std::result::Result<Vec<
     let online: Vec<usize> = topo.cpus.iter().map(|c| c.id).collect();
     let mut parts: Vec<Vec<usize>> = Vec::new();
     let mut owner: HashMap<usize, usize> = HashMap::new();
+    let nr_parts = spec.split(';').count();
+    if nr_parts > MAX_PARTS {
+        return Err(format!("--partitions: {nr_parts} partitions, at most {MAX_PARTS}"));
+    }
     for (i, p) in spec.split(';').enumerate() {
         let p = p.trim();
         if p.is_empty() {
             return Err(format!("--partitions {spec:?}: partition {i} is empty"));
         }
-        let cpus = parse_cpulist(p).map_err(|e| format!("--partitions {spec:?}: partition {i} ({p}): {e:#}"))?;
+        let cpus = parse_cpulist_below(p, topo.nr_cpu_ids)
+            .map_err(|e| format!("--partitions {spec:?}: partition {i} ({p}): {e:#}"))?;
         if cpus.is_empty() {
             return Err(format!("--partitions {spec:?}: partition {i} is empty"));
         }
@@ -56,9 +62,6 @@ pub fn parse_partitions(spec: &str, topo: &Topology) -> std::result::Result<Vec<
             }
         }
         parts.push(cpus);
-    }
-    if parts.len() > MAX_PARTS {
-        return Err(format!("--partitions: {} partitions, at most {MAX_PARTS}", parts.len()));
     }
     Ok(parts)
 }

@@ -62,7 +62,8 @@ struct Opts {
     no_builtin_idle: bool,
 
     /// Steal-on-idle from overloaded CPUs: `on`, `map-only` (keep the overloaded map, never
-    /// steal), `off`.
+    /// steal), `off` (no stealing; the map is still kept for the busy-CPU balance unless
+    /// --no-balance).
     #[arg(long, value_enum, default_value_t = StealMode::On)]
     steal: StealMode,
 
@@ -447,8 +448,9 @@ impl<'a> Scheduler<'a> {
                     let input = libbpf_rs::ProgramInput::default();
                     skel.progs.sis_filter_rebuild.test_run(input).context("rebuilding the idle filters")?;
                 }
-                // off keeps no overloaded map: drop what it showed, it would go stale
-                Knob::Steal(StealMode::Off) => {
+                // off keeps no overloaded map unless the balance reads it (bpf/overload.bpf.h):
+                // drop what it showed, it would go stale
+                Knob::Steal(StealMode::Off) if !skel.maps.rodata_data.as_ref().unwrap().balance_on => {
                     let zero = vec![0u8; skel.maps.ovl_map.value_size() as usize];
                     for i in 0..topo.llcs.len() * overload::ovl_lines(topo) {
                         skel.maps.ovl_map.update(&(i as u32).to_ne_bytes(), &zero, MapFlags::ANY)?;
@@ -597,6 +599,12 @@ fn run(opts: Opts) -> Result<()> {
         return stats::monitor(&opts.stats_socket, Duration::from_secs_f64(intv), &shutdown);
     }
 
+    // bad group balancer input is refused before the system is checked, so that it is reported
+    // as such on any machine (init checks it again: a restart may see other CPUs)
+    if opts.partitions.is_some() || !opts.gb_cgroup.is_empty() || !opts.gb_parent.is_empty() {
+        let topo = Topology::discover().context("discovering the CPU topology")?;
+        group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
+    }
     preflight()?;
     debug!("preflight: sched_ext state {}, running as root", scx_sis::preflight::state());
 

@@ -11,7 +11,8 @@ use crate::topology::Topology;
 /// Stealing, for A/B runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StealMode {
-    /// No overloaded map, no stealing.
+    /// No stealing; the overloaded map is kept only for the busy-CPU balance (none with
+    /// --no-balance).
     Off,
     /// Maintain the overloaded map but never steal (the map's own cost).
     MapOnly,

@@ -51,16 +51,41 @@ pub struct Topology {
     pub smt_width: usize,
 }
 
-/// Parses the kernel's cpulist format ("0-3,8,10-11"; "" for none) into sorted, distinct ids.
+/// Larger than any CPU id a kernel can have (NR_CPUS is at most 8192): the bound of a cpulist
+/// read without a topology at hand (sysfs, the stats), so a corrupt one cannot expand to
+/// billions of ids. A real machine too big for scx_sis gets Topology::check_limits's message.
+pub const CPU_ID_LIMIT: usize = 1 << 20;
+
+/// Parses the kernel's cpulist format ("0-3,8,10-11"; "" for none) into sorted, distinct ids,
+/// each below CPU_ID_LIMIT.
 pub fn parse_cpulist(s: &str) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    // scx_utils parses one range at a time here: it returns nothing for "3-1", which is an error.
-    for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
-        let cpus = scx_utils::read_cpulist(part)?;
-        if cpus.is_empty() {
+    parse_cpulist_below(s, CPU_ID_LIMIT)
+}
+
+/// parse_cpulist with every id below `limit` (e.g. nr_cpu_ids), checked on each range's ends
+/// before it is expanded: "0-4000000000" is an error, not four billion entries.
+pub fn parse_cpulist_below(s: &str, limit: usize) -> Result<Vec<usize>> {
+    let id = |t: &str, part: &str| -> Result<usize> {
+        let t = t.trim();
+        // digits only: usize's parser would take "+3"
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
             bail!("bad CPU range {part:?}");
         }
-        out.extend(cpus);
+        match t.parse::<usize>() {
+            Ok(v) if v < limit => Ok(v),
+            _ => bail!("CPU {t} is out of range (CPU ids here are 0-{})", limit.saturating_sub(1)),
+        }
+    };
+    let mut out = Vec::new();
+    for part in s.trim().trim_end_matches('\0').split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (id(a, part)?, id(b, part)?),
+            None => (id(part, part)?, id(part, part)?),
+        };
+        if lo > hi {
+            bail!("bad CPU range {part:?}");
+        }
+        out.extend(lo..=hi);
     }
     out.sort_unstable();
     out.dedup();
@@ -323,5 +348,31 @@ mod tests {
         assert_eq!(parse_cpulist("").unwrap(), Vec::<usize>::new());
         assert!(parse_cpulist("3-1").is_err());
         assert!(parse_cpulist("a").is_err());
+        for bad in ["1-", "-1", "1-2-3", "+3", "1,,x", "0x3"] {
+            assert!(parse_cpulist(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// Ids are bounded before a range is expanded: these return at once, with one line.
+    #[test]
+    fn cpulist_bounded() {
+        let t0 = std::time::Instant::now();
+        assert_eq!(parse_cpulist_below("0-7", 8).unwrap(), (0..8).collect::<Vec<_>>());
+        for (s, want) in [
+            ("0-4000000000", "CPU 4000000000 is out of range (CPU ids here are 0-7)"),
+            ("0-18446744073709551615", "CPU 18446744073709551615 is out of range"),
+            ("18446744073709551615", "CPU 18446744073709551615 is out of range"),
+            ("0-18446744073709551616", "CPU 18446744073709551616 is out of range"),
+            ("8", "CPU 8 is out of range"),
+        ] {
+            let e = format!("{:#}", parse_cpulist_below(s, 8).unwrap_err());
+            assert!(e.contains(want), "{s:?}: {e:?} lacks {want:?}");
+            assert!(!e.contains('\n'), "{s:?}: one line: {e:?}");
+        }
+        // without a topology the bound is CPU_ID_LIMIT
+        assert!(parse_cpulist("0-4000000000").is_err());
+        assert!(parse_cpulist(&format!("0-{}", usize::MAX)).is_err());
+        assert_eq!(parse_cpulist(&format!("{}", CPU_ID_LIMIT - 1)).unwrap(), vec![CPU_ID_LIMIT - 1]);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1), "took {:?}", t0.elapsed());
     }
 }

@@ -55,6 +55,29 @@ fn pulls_from_the_busiest_cpu_of_the_llc() {
     assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, 5);
 }
 
+/// `steal=off` (at start or live) leaves the balance its victims: the overloaded CPUs it walks
+/// are still marked, and the busiest one is pulled from as with stealing on.
+#[test]
+fn pulls_with_steal_off() {
+    let mut s = Sis::load(&Shape::new(16, 2, 8), FULL);
+    s.set_steal_mode(steal_mode_STEAL_OFF);
+    s.init_cpus();
+    s.all_busy();
+    for cpu in 0..16 {
+        let l = if cpu == 5 { 600 } else { 300 - 200 * (cpu < 8) as u64 };
+        s.set_sched(cpu, |c| {
+            c.load = l;
+            c.nr_runnable = (l / 100) as u32;
+        });
+        if l > 100 {
+            s.ovl_set(cpu);
+        }
+    }
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
+    assert_eq!((p.victim, p.xllc, p.gap), (5, 0, 500));
+}
+
 #[test]
 fn a_gap_must_last_to_the_next_look() {
     // cg-wide: a nice-0 root task's short run on a CPU of cgroup hogs (37.5 + 2 x 6.25) made it

@@ -25,7 +25,7 @@ fn partitions_refused() {
     let topo = topology_of(&shape);
     for (spec, want) in [
         ("0-3;3-7", "CPU 3 is in partitions 0 and 1"),
-        ("0-3;4-5,8", "CPU 8 is not online"),
+        ("0-3;4-5,8", "CPU 8 is out of range (CPU ids here are 0-7)"),
         ("0-3;4-6", "CPU 6 is not online"),
         ("", "empty"),
         (";", "empty"),
@@ -37,6 +37,21 @@ fn partitions_refused() {
         assert!(e.contains(want), "{spec:?}: {e:?} lacks {want:?}");
         assert!(!e.contains('\n'), "one line: {e:?}");
     }
+    // ids past nr_cpu_ids are refused as read, before a range is expanded: at once, not after
+    // building billions of entries or overflowing at usize::MAX
+    let t0 = std::time::Instant::now();
+    for (spec, want) in [
+        ("0-4000000000", "partition 0 (0-4000000000): CPU 4000000000 is out of range (CPU ids here are 0-7)"),
+        (
+            "0-3;4-18446744073709551615",
+            "partition 1 (4-18446744073709551615): CPU 18446744073709551615 is out of range",
+        ),
+        ("18446744073709551615", "CPU 18446744073709551615 is out of range"),
+    ] {
+        let e = parse_partitions(spec, &topo).expect_err(spec);
+        assert!(e.contains(want), "{spec:?}: {e:?} lacks {want:?}");
+    }
+    assert!(t0.elapsed() < std::time::Duration::from_secs(1), "took {:?}", t0.elapsed());
     let many = (0..8).map(|c| c.to_string()).collect::<Vec<_>>().join(";");
     let topo = topology_of(&Shape::new(64, 2, 32));
     assert!(parse_partitions(&many, &topo).is_ok());

@@ -106,3 +106,26 @@ fn concurrent_writers_leave_a_consistent_map() {
     }
     assert_eq!(sis.ovl_lines(), vec![0b0101_0101, 0]);
 }
+
+/// `steal=off` stops the stealing only: the busy-CPU balance finds its victims in the map, so
+/// the map is kept while the balance is on; with --no-balance too, nothing reads it and it is
+/// left alone.
+#[test]
+fn steal_off_keeps_the_map_for_the_balance() {
+    let mut sis = Sis::load(&Shape::new(16, 2, 8), FULL);
+    sis.set_steal_mode(steal_mode_STEAL_OFF);
+    assert!(sis.ovl_set(5), "steal off, balance on: the map is kept");
+    assert!(sis.ovl_set(12));
+    assert_eq!(sis.ovl_lines(), vec![1 << 5, 1 << 4]);
+    sis.ovl_clear(5);
+    assert_eq!(sis.ovl_lines(), vec![0, 1 << 4]);
+
+    let mut sis = Sis::load_with(&Shape::new(16, 2, 8), FULL, false);
+    assert!(sis.ovl_set(5), "steal on, balance off: the map is kept for stealing");
+    sis.set_steal_mode(steal_mode_STEAL_OFF);
+    assert!(!sis.ovl_set(6), "neither: no write");
+    sis.ovl_clear(5);
+    assert_eq!(sis.ovl_lines(), vec![1 << 5, 0], "left as it was (the loader empties it)");
+    sis.set_steal_mode(steal_mode_STEAL_MAP_ONLY);
+    assert!(sis.ovl_set(6));
+}

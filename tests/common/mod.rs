@@ -50,6 +50,11 @@ pub struct Sis {
 impl Sis {
     /// Loads with `mode` (bpf_intf::sis_mode_*), all CPUs allowed, nothing initialised.
     pub fn load(shape: &Shape, mode: u32) -> Sis {
+        Self::load_with(shape, mode, true)
+    }
+
+    /// `load`, with the busy-CPU balance on or off (`--no-balance`).
+    pub fn load_with(shape: &Shape, mode: u32, balance_on: bool) -> Sis {
         let topo = topology_of(shape);
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = SisTestSkelBuilder::default().open(obj).expect("open test object");
@@ -58,6 +63,7 @@ impl Sis {
         scx_sis::set_layout_rodata!(&mut *rodata, layout);
         open.maps.data_data.as_mut().unwrap().sis_mode = mode;
         rodata.builtin_idle = false;
+        rodata.balance_on = balance_on;
         // only group.bpf.h reads it, and only tests/group.rs calls into that
         rodata.gb_enabled = true;
         // the test object has every topology-sized map but the stealing counters
@@ -338,6 +344,11 @@ impl Sis {
                 u64::from_ne_bytes(v[..8].try_into().unwrap())
             })
             .collect()
+    }
+
+    /// `scx_sis set steal=`: bpf_intf::steal_mode_*.
+    pub fn set_steal_mode(&mut self, mode: u32) {
+        self.skel.maps.data_data.as_mut().unwrap().steal_mode = mode;
     }
 
     pub fn stat(&self, idx: u32) -> u64 {

@@ -126,9 +126,12 @@ for i in sys.argv[1:]:
     print("-" if v is None else "%d %d %d %d" % (v[0] >> 32, (v[0] & 0xffffffff) - 2**31, v[1], v[2]))
 ' "${ids[@]}"
 }
+if ! command -v bpftool >/dev/null; then fail "bpftool missing (scripts/setup.sh installs it): the churn cannot be checked"; finish; exit; fi
 if ! start_sched; then fail "attach for the churn"; finish; exit; fi
 seq0=$(enable_seq)
 n0=$(nr_cg_state)
+# an unreadable map would compare '' with ''
+check "cgroup state entries readable before the churn (${n0:-none})" is_num "$n0"
 cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 base="$cg/scx_sis-churn.$$"
 # processes live in leaves only (cgroup v2): "home" is where the hogs go between rounds

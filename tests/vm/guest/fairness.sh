@@ -121,12 +121,12 @@ note "EEVDF fair-sleep with 2 hogs per CPU = ${e:-?}/s (mean of $SLEEP_RUNS runs
 note "fair-sleep target: scx_sis ${x:-?}/s >= EEVDF's ${e:-?}/s ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r) }' && echo met || echo NOT met)"
 check "fair-sleep: scx_sis ${x:-?}/s >= $SLEEP_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
   awk -v g="$x" -v r="$e" -v f="$SLEEP_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
-# fair-fork: the target is printed; asserted is that short tasks complete at all (no stall):
-# short tasks behind hogs are the open part of the fairness targets
+# fair-fork: the target (>= EEVDF's rate) is printed; asserted is FORK_MIN_FRAC of it (single
+# runs have read 0.73x EEVDF's at the worst pairing: docs/results.md).
 e=$(val fair-fork EEVDF) x=$(val fair-fork scx_sis)
 note "EEVDF fair-fork with 2 hogs per CPU = ${e:-?}/s"
-note "fair-fork target (open): scx_sis ${x:-?}/s >= $FORK_MIN_FRAC x EEVDF's ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" -v f="$FORK_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }' && echo met || echo NOT met)"
-check "fair-fork: fork+exec+wait of /bin/true completes under 2 hogs per CPU (${x:-?}/s > 0)" \
-  awk -v g="$x" 'BEGIN { exit !(g != "" && g + 0 > 0) }'
+note "fair-fork target: scx_sis ${x:-?}/s >= EEVDF's ${e:-?}/s ($(pct "$x" "$e")%): $(awk -v g="$x" -v r="$e" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r) }' && echo met || echo NOT met)"
+check "fair-fork: scx_sis ${x:-?}/s >= $FORK_MIN_FRAC x EEVDF's ${e:-?}/s ($(pct "$x" "$e")%)" \
+  awk -v g="$x" -v r="$e" -v f="$FORK_MIN_FRAC" 'BEGIN { exit !(g != "" && r > 0 && g + 0 >= f * r) }'
 dmesg_check
 finish

@@ -54,7 +54,7 @@ mkdir -p $P/a $P/b $P/off
 echo +cpu > $P/cgroup.subtree_control
 
 expect_refusal "overlapping partitions" 'partitions' "$SCX_SIS" --partitions "0-3;3-7" --gb-parent $P
-expect_refusal "offline CPU in a partition" 'not online' "$SCX_SIS" --partitions "0-3;4-$((NPROC + 3))" --gb-parent $P
+expect_refusal "offline CPU in a partition" 'not online|out of range' "$SCX_SIS" --partitions "0-3;4-$((NPROC + 3))" --gb-parent $P
 expect_refusal "empty partition" 'empty' "$SCX_SIS" --partitions "0-3;;4-7" --gb-parent $P
 expect_refusal "missing cgroup" 'gbtest/nope' "$SCX_SIS" --gb-cgroup $P/nope
 expect_refusal "not a cgroup2 directory" 'not a cgroup2' "$SCX_SIS" --gb-cgroup /tmp

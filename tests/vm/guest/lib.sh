@@ -37,17 +37,20 @@ note() { echo "NOTE $TEST_NAME: $* [${SECONDS}s]"; }
 check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 # check_eq DESC GOT WANT
 check_eq() { if [ "$2" = "$3" ]; then pass "$1 (= $3)"; else fail "$1: got '$2', want '$3'"; fi; }
-# num_lt A B: A < B; integers in bash, else awk (fractions; an exec is costly in the guest,
-# and a non-number is 0 to awk, as before)
+# is_num V: V is a number (integer or decimal, optional sign and exponent); '' and 'n/a' are not
+is_num() { [[ $1 =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]; }
+# num_lt A B: A < B; integers in bash, else awk (fractions; an exec is costly in the guest).
+# False when either is not a number: a missing reading must not pass a bound.
 num_lt() {
   local i='^-?(0|[1-9][0-9]{0,17})$'
   if [[ $1 =~ $i && $2 =~ $i ]]; then (( $1 < $2 ))
-  else awk -v g="$1" -v l="$2" 'BEGIN { exit !(g + 0 < l + 0) }'; fi
+  elif is_num "$1" && is_num "$2"; then awk -v g="$1" -v l="$2" 'BEGIN { exit !(g + 0 < l + 0) }'
+  else return 1; fi
 }
 # check_lt DESC GOT LIMIT (numbers, may be fractional)
-check_lt() { if num_lt "$2" "$3"; then pass "$1 ($2 < $3)"; else fail "$1: $2, want < $3"; fi; }
+check_lt() { if num_lt "$2" "$3"; then pass "$1 ($2 < $3)"; else fail "$1: '$2', want < $3$(is_num "$2" || echo ' (not a number)')"; fi; }
 # check_gt DESC GOT LIMIT
-check_gt() { if num_lt "$3" "$2"; then pass "$1 ($2 > $3)"; else fail "$1: $2, want > $3"; fi; }
+check_gt() { if num_lt "$3" "$2"; then pass "$1 ($2 > $3)"; else fail "$1: '$2', want > $3$(is_num "$2" || echo ' (not a number)')"; fi; }
 finish() {
   echo "RESULT $TEST_NAME: $N_PASS passed, $N_FAIL failed"
   [ "$N_FAIL" -eq 0 ] && [ "$N_PASS" -gt 0 ]
@@ -154,13 +157,13 @@ cleanup_sched() {
 }
 
 # kmsg_mark: write a unique marker into the kernel log; sets KMSG_MARK. dmesg_since prints the
-# kernel log after the last occurrence of the marker.
+# kernel log after the last occurrence of the marker; it fails when the marker is not there.
 kmsg_mark() {
   KMSG_MARK="scx_sis-test: begin $TEST_NAME $$-$RANDOM"
   echo "$KMSG_MARK" > /dev/kmsg
 }
 dmesg_since() {
-  dmesg | awk -v m="${1:-$KMSG_MARK}" 'index($0, m) { buf = ""; found = 1; next } found { buf = buf $0 "\n" } END { printf "%s", buf }'
+  dmesg | awk -v m="${1:-$KMSG_MARK}" 'index($0, m) { buf = ""; found = 1; next } found { buf = buf $0 "\n" } END { printf "%s", buf; exit !found }'
 }
 # drop_injected: the kernel log on stdin without the ejections the test injected: a
 # 'disabled (scx_bpf_error)' line is dropped only when the next line is scx_sis's message
@@ -195,9 +198,18 @@ DL_SERVER_612_BUG='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/sched/deadline\.c:
 # shown as a NOTE instead of a failure; anything else still fails.
 # DMESG_INJECTED (a test may set it): the message of an error the test injected (scx_sis set
 # inject-error=1): see drop_injected.
+# A missing marker (log cleared or unreadable) or a failing grep -P is a failure, not a clean log.
 dmesg_check() {
-  local bad known rest apart=""
-  bad=$(dmesg_since "${1:-$KMSG_MARK}" | drop_injected | grep -P "$DMESG_BAD")
+  local log bad rc known rest apart="" mark=${1:-$KMSG_MARK}
+  if ! log=$(dmesg_since "$mark"); then
+    fail "kernel log: marker '$mark' not found (log unreadable or cleared): cannot tell whether it is clean"
+    return 1
+  fi
+  bad=$(drop_injected <<<"$log" | grep -P "$DMESG_BAD"); rc=$?
+  if [ "$rc" -gt 1 ]; then
+    fail "kernel log: grep -P failed (exit $rc): cannot tell whether it is clean"
+    return 1
+  fi
   if [ -n "$bad" ] && [ -n "${DMESG_KNOWN:-}" ]; then
     known=$(echo "$bad" | grep -P "$DMESG_KNOWN")
     rest=$(echo "$bad" | grep -vP "$DMESG_KNOWN" | grep -vP '^\[[ 0-9.]+\] (Call Trace:|------------\[ cut here \]------------)$')
@@ -208,7 +220,7 @@ dmesg_check() {
     fi
   fi
   if [ -z "$bad" ]; then
-    pass "kernel log clean since start$apart ($(dmesg_since "${1:-$KMSG_MARK}" | grep -c 'sched_ext:') sched_ext lines)"
+    pass "kernel log clean since start$apart ($(grep -c 'sched_ext:' <<<"$log") sched_ext lines)"
   else
     fail "kernel log has $(echo "$bad" | wc -l) bad lines:"
     echo "$bad" | head -n 30 | sed 's/^/  | /'
@@ -267,6 +279,16 @@ proc_runtime_ms() {
   local k c v; RUNTIME_MS=-1
   { while read -r k c v; do [ "$k" = se.sum_exec_runtime ] && { RUNTIME_MS=${v%.*}; return 0; }; done < "/proc/$1/sched"; } 2>/dev/null
   return 1
+}
+
+# spinner_totals FILE...: what pinned.c spinners printed ('samples=N violations=V cpus=C ...'):
+# SPIN_REPORTS (lines with samples > 0), SPIN_VIOL (violations, summed), SPIN_CPUS (the most CPUs
+# one spinner saw). Compare SPIN_REPORTS with the spinners started: a spinner that printed
+# nothing has no violations either.
+spinner_totals() {
+  read -r SPIN_REPORTS SPIN_VIOL SPIN_CPUS < <(cat "$@" 2>/dev/null | tr ' ' '\n' | awk -F= '
+    $1 == "samples" && $2 > 0 { r++ } $1 == "violations" { v += $2 } $1 == "cpus" && $2 > m { m = $2 }
+    END { print r + 0, v + 0, m + 0 }')
 }
 
 # ---- `scx_sis bench` sessions and their results (fairness, cgweight) ----

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# lib_selftest: lib.sh's own checks, on the host (scripts/test.sh runs it with the host tests; no
+# VM, no root). A helper that lets a missing reading or an unreadable kernel log pass would pass
+# every guest test built on it:
+#  - num_lt / check_lt / check_gt: an empty or non-numeric value fails any bound;
+#  - dmesg_check: a clean log since the marker passes; a bad line after it fails; a missing
+#    marker and a failing grep -P fail; a known kernel bug (DMESG_KNOWN) is a NOTE.
+SCX_SIS_OUT=$(mktemp -d)
+trap 'rm -rf "$SCX_SIS_OUT"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+# outcome CMD...: what CMD printed, run in a subshell (its counts stay there): pass, fail or none
+outcome() {
+  local out
+  out=$("$@" 2>&1)
+  case "$out" in *"FAIL "*) echo fail ;; *"PASS "*) echo pass ;; *) echo none ;; esac
+}
+# truth CMD...: true or false
+truth() { if "$@"; then echo true; else echo false; fi; }
+
+# ---- num_lt and the bounds built on it ----
+check_eq "num_lt 1 2" "$(truth num_lt 1 2)" true
+check_eq "num_lt 2 1" "$(truth num_lt 2 1)" false
+check_eq "num_lt 1.5 2" "$(truth num_lt 1.5 2)" true
+check_eq "num_lt -1 0" "$(truth num_lt -1 0)" true
+check_eq "num_lt 1e3 2.5e3" "$(truth num_lt 1e3 2.5e3)" true
+check_eq "num_lt '' 5 (empty is no number)" "$(truth num_lt '' 5)" false
+check_eq "num_lt abc 1 (not 0 < 1)" "$(truth num_lt abc 1)" false
+check_eq "num_lt 1 abc" "$(truth num_lt 1 abc)" false
+check_eq "check_lt of an empty reading" "$(outcome check_lt "gap" "" 10)" fail
+check_eq "check_gt of 'n/a' against -1" "$(outcome check_gt "rate" "n/a" -1)" fail
+check_eq "check_lt 3 < 10" "$(outcome check_lt "gap" 3 10)" pass
+check_eq "check_gt 0.5 > 0.25" "$(outcome check_gt "rate" 0.5 0.25)" pass
+
+# ---- spinner_totals: a spinner that printed nothing is not a report ----
+d=$SCX_SIS_OUT/spin
+mkdir -p "$d"
+echo "samples=5000 violations=0 cpus=2 cpu_ms=900 window_ms=1000" >"$d/1.out"
+echo "samples=4000 violations=3 cpus=1 cpu_ms=800 window_ms=1000" >"$d/2.out"
+: >"$d/3.out"
+spinner_totals "$d"/*.out
+check_eq "spinner_totals: reports, violations, most CPUs of 2 lines and an empty file" \
+  "$SPIN_REPORTS $SPIN_VIOL $SPIN_CPUS" "2 3 2"
+spinner_totals "$d/none-*.out"
+check_eq "spinner_totals: no files" "$SPIN_REPORTS $SPIN_VIOL $SPIN_CPUS" "0 0 0"
+
+# ---- dmesg_check, on a kernel log given by a stand-in for dmesg ----
+KMSG_MARK="scx_sis-test: begin lib_selftest $$"
+LOG=()
+dmesg() { printf '%s\n' "${LOG[@]}"; }
+enabled='[    3.000000] sched_ext: BPF scheduler "scx_sis_0.1.0_x86_64" enabled'
+warn='[    4.000000] WARNING: CPU: 1 PID: 20 at kernel/sched/ext.c:100 scx_foo+0x10/0x20'
+LOG=("$warn" "[    2.000000] $KMSG_MARK" "$enabled")
+check_eq "dmesg_check: clean after the marker (a WARNING before it)" "$(outcome dmesg_check)" pass
+LOG=("[    2.000000] $KMSG_MARK" "$enabled" "$warn")
+check_eq "dmesg_check: a WARNING after the marker" "$(outcome dmesg_check)" fail
+LOG=("$enabled")
+check_eq "dmesg_check: marker missing" "$(outcome dmesg_check)" fail
+LOG=()
+check_eq "dmesg_check: empty log (unreadable)" "$(outcome dmesg_check)" fail
+LOG=("[    2.000000] $KMSG_MARK" "$enabled")
+check_eq "dmesg_check: grep -P failing (a bad pattern)" "$(DMESG_BAD='(' outcome dmesg_check)" fail
+LOG=("[    2.000000] $KMSG_MARK" "$warn")
+check_eq "dmesg_check: a known kernel bug only" "$(DMESG_KNOWN='at kernel/sched/ext\.c:100' outcome dmesg_check)" pass
+finish
