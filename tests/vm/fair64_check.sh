@@ -3,7 +3,7 @@
 # 64 vCPUs (bench/run-vm.sh --out DIR, --suite fair-nice8,fair-spread), checked on the host with
 # the guest tests' helpers (tests/vm/guest/lib.sh). Ends with 'N passed, M failed'.
 #  - fair-nice8: scx_sis's mean ratio >= NICE8_FLOOR_PCT of the lower of EEVDF's and the ideal
-#    (1024/110), as tests/vm/guest/fairness.sh at 8 vCPUs. Recorded at 64 vCPUs (BENCHMARKS.md,
+#    (1024/110), as tests/vm/guest/fairness.sh at 8 vCPUs. Recorded at 64 vCPUs (docs/lab-notes,
 #    2026-11-24/25): scx_sis 9.18-10.31, EEVDF 4.20-6.50; a scheduler that ignores nice gets ~1.
 #  - fair-spread: scx_sis's worst hog off the mean <= SPREAD64_MAX_PCT. Recorded on 7.3: scx_sis
 #    14.8-24.5%, EEVDF 11.6-27% (TCG's clock at 64 vCPUs sets that floor); a hog left behind
