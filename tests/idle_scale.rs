@@ -97,7 +97,7 @@ fn half_idle() {
     assert!(pl > 1.5 * small, "linear: {small} probes per success at 16 CPUs, {pl} at 64");
 }
 
-/// Few idle CPUs (5%): the numbers behind the missed targets in docs/results-idle-scale/. A plain
+/// Few idle CPUs (5%): the numbers behind the missed targets in docs/results.md (Scale). A plain
 /// scan misses an idle thread whose busy sibling holds the core's bit; a fail-prone scan checks
 /// the siblings and finds more; random wakers rarely repeat, so few scans are fail-prone.
 #[test]
