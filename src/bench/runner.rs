@@ -86,6 +86,27 @@ fn now_unix() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
+/// The record of the next run, before it runs.
+fn new_record(
+    records: &[RunRecord],
+    plan: &Plan,
+    suite: &Suite,
+    param: &super::model::Param,
+    v: &Variant,
+    round: usize,
+) -> RunRecord {
+    RunRecord {
+        seq: records.len() + 1,
+        suite: suite.name.clone(),
+        param: param.label.clone(),
+        variant: v.name.clone(),
+        round,
+        warmup: round < plan.warmup,
+        started: now_unix(),
+        ..Default::default()
+    }
+}
+
 /// Progress report after each run: (done, total, the record, seconds per run so far).
 pub type Progress<'a> = dyn FnMut(usize, usize, &RunRecord, f64) + 'a;
 
@@ -115,16 +136,7 @@ pub fn run_plan(
                     if abort.load(Ordering::Relaxed) {
                         anyhow::bail!("interrupted");
                     }
-                    let mut rec = RunRecord {
-                        seq: records.len() + 1,
-                        suite: suite.name.clone(),
-                        param: param.label.clone(),
-                        variant: v.name.clone(),
-                        round,
-                        warmup: round < plan.warmup,
-                        started: now_unix(),
-                        ..Default::default()
-                    };
+                    let mut rec = new_record(records, plan, suite, param, v, round);
                     let fatal = run_one(suite, param, v, &mut rec, ctl, exec, out_dir, &mut attach_failures[vi]);
                     records.push(rec);
                     done += 1;
@@ -168,15 +180,8 @@ fn run_blocks(
                 .clone()
                 .flat_map(|round| plan.suites.iter().flat_map(move |s| s.params.iter().map(move |p| (s, p, round))))
                 .collect();
-            let new_rec = |records: &Vec<RunRecord>, s: &Suite, p: &super::model::Param, round: usize| RunRecord {
-                seq: records.len() + 1,
-                suite: s.name.clone(),
-                param: p.label.clone(),
-                variant: v.name.clone(),
-                round,
-                warmup: round < plan.warmup,
-                started: now_unix(),
-                ..Default::default()
+            let new_rec = |records: &Vec<RunRecord>, s: &Suite, p: &super::model::Param, round: usize| {
+                new_record(records, plan, s, p, v, round)
             };
             let mut finish = |records: &mut Vec<RunRecord>, rec: RunRecord| {
                 records.push(rec);

@@ -146,6 +146,16 @@ pub fn tbench(sc: &Scale) -> Suite {
     }
 }
 
+/// netperf against the bench's netserver on 127.0.0.1: test `test` for `l` seconds, then the
+/// test's own options.
+fn netperf_cmd(test: &str, l: u32, test_opts: &[&str]) -> Vec<String> {
+    let port = NETSERVER_PORT.to_string();
+    let l = l.to_string();
+    let mut v = s(&["netperf", "-4", "-H", "127.0.0.1", "-p", &port, "-t", test, "-l", &l, "--"]);
+    v.extend(test_opts.iter().map(|o| o.to_string()));
+    v
+}
+
 /// `proto` is "udp" or "tcp".
 pub fn netperf(sc: &Scale, proto: &str) -> Suite {
     let sizes: &[u32] = if sc.quick { &[64, 1024] } else { &[64, 256, 1024, 4096, 16384] };
@@ -168,23 +178,7 @@ pub fn netperf(sc: &Scale, proto: &str) -> Suite {
             .iter()
             .map(|m| Param {
                 label: if proto == "udp" { format!("send-{m}") } else { m.to_string() },
-                command: s(&[
-                    "netperf",
-                    "-4",
-                    "-H",
-                    "127.0.0.1",
-                    "-p",
-                    &NETSERVER_PORT.to_string(),
-                    "-t",
-                    test,
-                    "-l",
-                    &l.to_string(),
-                    "--",
-                    "-m",
-                    &m.to_string(),
-                    "-M",
-                    &m.to_string(),
-                ]),
+                command: netperf_cmd(test, l, &["-m", &m.to_string(), "-M", &m.to_string()]),
             })
             .collect(),
     }
@@ -209,24 +203,7 @@ pub fn netperf_rr(sc: &Scale) -> Suite {
         timeout_s: l as u64 + 120,
         params: ["TCP_RR", "UDP_RR"]
             .iter()
-            .map(|t| Param {
-                label: t.to_lowercase().replace("_rr", ""),
-                command: s(&[
-                    "netperf",
-                    "-4",
-                    "-H",
-                    "127.0.0.1",
-                    "-p",
-                    &NETSERVER_PORT.to_string(),
-                    "-t",
-                    t,
-                    "-l",
-                    &l.to_string(),
-                    "--",
-                    "-r",
-                    "1,1",
-                ]),
-            })
+            .map(|t| Param { label: t.to_lowercase().replace("_rr", ""), command: netperf_cmd(t, l, &["-r", "1,1"]) })
             .collect(),
     }
 }
