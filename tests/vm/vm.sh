@@ -129,7 +129,9 @@ qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
 # access. The TCG TSC is one global virtual clock, so it is in fact synchronized.
 # SCX_SIS_VM_APPEND: more kernel parameters (tests/vm/run.sh passes mitigations=off).
-vngcmd=(vng --verbose --force-9p --disable-kvm --qemu "$qemu" --run "$kernel" --cpus "$cpus" --memory "$memory"
+# vng takes --qemu as a path; the serial rig leaves it to vng (the system's qemu-system-x86_64)
+qemu_opt=(); [ "$mttcg" = 1 ] && qemu_opt=(--qemu "$qemu")
+vngcmd=(vng --verbose --force-9p --disable-kvm "${qemu_opt[@]}" --run "$kernel" --cpus "$cpus" --memory "$memory"
         --append "tsc=reliable scx_sis_rig=$rig${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}"
         --user root --rwdir "$repo/target" --cwd "$repo" --qemu-opts="$qopts" --exec "$gscript")
 
