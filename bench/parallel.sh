@@ -6,14 +6,16 @@
 # whose kernel faulted is discarded and run again (bench/run-vm.sh --mttcg).
 #
 #   bench/parallel.sh [--kernel 7.3|6.12] [--topology llc2|smt2] [--runs N] [--block N]
-#                     [--no-peers] [--rig-check] [--out DIR] [-- MORE-BENCH-OPTIONS...]
+#                     [--suites LIST] [--no-peers] [--rig-check] [--out DIR] [-- MORE-BENCH-OPTIONS...]
 #
 # --topology: llc2 = 2 LLCs x 1 CPU (default), smt2 = 1 core x 2 SMT threads.
 # --runs N (10) measured runs per scheduler and row, after 1 warm-up; --block N (4) rounds a block.
-# --rig-check: instead, is the rig sound? EEVDF alone, hackbench -g 2 and 4 at 1 vCPU and then at
-#   2 vCPUs (llc2), --runs rounds each: 2 vCPUs must be clearly faster, with a small CV.
-# Suites: hackbench over pipes and sockets (1, 2, 4 groups), tbench (1, 2 clients), netperf TCP_RR
-# and UDP_RR, wakelat (p99 wakeup latency beside a hog per CPU), fair-sleep and fair-fork rates.
+# --rig-check: instead, is the rig sound? EEVDF (and scx_sis beside it), hackbench -g 2 and 4 at
+#   1 vCPU and then at 2 vCPUs (llc2), --runs rounds each: 2 vCPUs must be clearly faster under
+#   EEVDF, with a small CV.
+# Suites (--suites: a subset, e.g. to split the A/B into shorter boots): hackbench over pipes and
+# sockets (1, 2, 4 groups), tbench (1, 2 clients), netperf TCP_RR and UDP_RR, wakelat (p99 wakeup
+# latency beside a hog per CPU), fair-sleep and fair-fork rates.
 # Results: --out (default bench-results/parallel-<kernel>-<topology>-<stamp>/): table.txt, ...
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,16 +23,18 @@ repo=$(cd "$here/.." && pwd)
 die() { echo "parallel.sh: error: $*" >&2; exit 2; }
 
 kernel=7.3 topo=llc2 runs=10 block=4 peers=1 rigcheck=0 out="" more=()
+suites=hackbench,hackbench-socket,tbench,netperf-rr,wakelat,fair-sleep,fair-fork
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
     --topology) topo=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
     --block) block=${2:?}; shift 2 ;;
+    --suites) suites=${2:?}; shift 2 ;;
     --no-peers) peers=0; shift ;;
     --rig-check) rigcheck=1; shift ;;
     --out) out=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; more=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -51,24 +55,24 @@ if [ "$rigcheck" = 1 ]; then
   for cpus in 1 2; do
     if [ "$cpus" = 1 ]; then s=(--cpus 1); else s=(--sockets 2 --cores 1 --threads 1); fi
     "$here/run-vm.sh" --mttcg --kernel "$kernel" "${s[@]}" --out "$base/cpus-$cpus" -- \
-      --suite hackbench --hackbench-groups 2,4 --no-default-variant --runs "$runs" --warmup 1 "${more[@]}" || rc=1
+      --suite hackbench --hackbench-groups 2,4 --runs "$runs" --warmup 1 --block "$block" "${more[@]}" || rc=1
   done
   python3 - "$base" <<'PY'
 import json, sys, statistics as st
 base = sys.argv[1]
-def vals(c, g):
+def vals(c, g, v):
     r = json.load(open(f"{base}/cpus-{c}/results.json"))
-    return [x["value"] for x in r["runs"] if x["ok"] and not x["warmup"] and x["param"] == g]
-for g in ("2", "4"):
-    one, two = vals(1, g), vals(2, g)
-    m1, m2 = st.mean(one), st.mean(two)
-    print(f"rig check: EEVDF hackbench -p -g {g}: 1 vCPU {m1:.3f} s (CV {100*st.stdev(one)/m1:.1f}%, n={len(one)}), "
-          f"2 vCPUs {m2:.3f} s (CV {100*st.stdev(two)/m2:.1f}%, n={len(two)}): 2 vCPUs {m1/m2:.2f}x as fast")
+    return [x["value"] for x in r["runs"] if x["ok"] and not x["warmup"] and x["param"] == g and x["variant"] == v]
+for v in ("EEVDF", "scx_sis"):
+    for g in ("2", "4"):
+        one, two = vals(1, g, v), vals(2, g, v)
+        m1, m2 = st.mean(one), st.mean(two)
+        print(f"rig check: {v} hackbench -p -g {g}: 1 vCPU {m1:.3f} s (CV {100*st.stdev(one)/m1:.1f}%, n={len(one)}), "
+              f"2 vCPUs {m2:.3f} s (CV {100*st.stdev(two)/m2:.1f}%, n={len(two)}): 2 vCPUs {m1/m2:.2f}x as fast")
 PY
   exit $rc
 fi
 
-suites=hackbench,hackbench-socket,tbench,netperf-rr,wakelat,fair-sleep,fair-fork
 bench=(--suite "$suites" --hackbench-groups 1,2,4 --runs "$runs" --warmup 1 --block "$block")
 if [ "$peers" = 1 ]; then
   pdir=${SCX_SIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_sis}/peers/bin

@@ -41,6 +41,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub block: usize,
 
+    /// Also time the sched_ext programs (the kernel's BPF run-time statistics, on for the whole
+    /// session): BPF ns per call and per unit of work in the system section. Costs each program
+    /// call two clock reads, so leave it off for throughput figures.
+    #[arg(long)]
+    pub bpf_time: bool,
+
     /// Results directory [default: bench-results/<date-time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

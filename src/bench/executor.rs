@@ -12,13 +12,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::model::{Param, Suite};
-use super::parsers::parse;
+use super::parsers::{parse, work_done};
 
 /// What one workload execution measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     pub value: f64,
     pub wall_s: f64,
+    /// Units of work done, when the workload says (see `parsers::work_done`).
+    pub work: Option<f64>,
 }
 
 /// Runs one parameter of a suite; the real one spawns processes, tests use a fake.
@@ -159,7 +161,7 @@ impl Executor for ProcessExecutor {
                 return Err(format!("{} failed ({status}): {}", param.command[0], last_line(&text)));
             }
             let value = parse(&suite.parser, &text, wall_s)?;
-            Ok(Measurement { value, wall_s })
+            Ok(Measurement { value, wall_s, work: work_done(&suite.parser, &text, value) })
         })();
         if let Some(mut s) = server {
             stop_group(&mut s);

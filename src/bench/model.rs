@@ -146,6 +146,10 @@ pub struct RunRecord {
     /// The system's counters over the workload (every variant, EEVDF included).
     #[serde(default)]
     pub system: Option<SystemDelta>,
+    /// Units of work the workload reported doing (hackbench messages, tbench operations,
+    /// netperf transactions): what the counters are divided by.
+    #[serde(default)]
+    pub work: Option<f64>,
 }
 
 /// /proc/stat over one workload: what a scheduler adds to the work (switches) and whether CPUs
@@ -156,6 +160,17 @@ pub struct SystemDelta {
     pub ctxt: u64,
     /// Share of CPU time idle (idle + iowait), all CPUs, percent.
     pub idle_pct: f64,
+    /// Task migrations between CPUs, all classes (the cpu-migrations software event).
+    #[serde(default)]
+    pub migrations: Option<u64>,
+    /// Time tasks spent runnable but waiting for a CPU, summed over CPUs (/proc/schedstat), ns.
+    #[serde(default)]
+    pub run_delay_ns: Option<u64>,
+    /// Run time and calls of the sched_ext programs (with --bpf-time).
+    #[serde(default)]
+    pub bpf_ns: Option<u64>,
+    #[serde(default)]
+    pub bpf_calls: Option<u64>,
 }
 
 /// Settings a session ran with (for the record, and for --report).
@@ -166,6 +181,9 @@ pub struct Config {
     /// Rounds per block (0: every run attaches its own scheduler).
     #[serde(default)]
     pub block: usize,
+    /// The sched_ext programs were timed (BPF run-time statistics on).
+    #[serde(default)]
+    pub bpf_time: bool,
     pub quick: bool,
     pub command_line: Vec<String>,
 }

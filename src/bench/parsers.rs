@@ -183,6 +183,59 @@ pub fn parse_regex(re: &Regex, out: &str) -> Option<f64> {
         .next_back()
 }
 
+/// The units of work a run did, read from its output: hackbench messages (groups x senders x
+/// receivers x loops, from its header lines), tbench operations (the sum of its operation table),
+/// netperf *_RR transactions (rate x elapsed). None for other workloads.
+pub fn work_done(parser: &Parser, out: &str, value: f64) -> Option<f64> {
+    match parser {
+        Parser::Hackbench => hackbench_messages(out),
+        Parser::Tbench => tbench_operations(out),
+        Parser::Netperf => netperf_rr_transactions(out, value),
+        _ => None,
+    }
+}
+
+/// `Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)` and
+/// `Each sender will pass 200 messages of 100 bytes`: every sender passes that many to each
+/// receiver of its group (half the descriptors are senders, half receivers).
+fn hackbench_messages(out: &str) -> Option<f64> {
+    let words_after = |key: &str| -> Option<Vec<f64>> {
+        let l = out.lines().find(|l| l.contains(key))?;
+        Some(l.split_whitespace().filter_map(num).collect())
+    };
+    let head = words_after("groups using")?;
+    let (groups, fds) = (*head.first()?, *head.get(1)?);
+    let loops = *words_after("Each sender will pass")?.first()?;
+    let half = (fds / 2.0).floor();
+    Some(groups * half * half * loops)
+}
+
+/// The `Count` column of tbench's operation table, summed.
+fn tbench_operations(out: &str) -> Option<f64> {
+    let mut lines = out.lines().skip_while(|l| !l.trim_start().starts_with("Operation"));
+    lines.next()?;
+    let mut sum = None;
+    for l in lines.skip_while(|l| l.trim_start().starts_with("---")) {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        match toks.get(1).and_then(|t| num(t)) {
+            Some(c) if toks.len() >= 4 => sum = Some(sum.unwrap_or(0.0) + c),
+            _ => break,
+        }
+    }
+    sum
+}
+
+/// netperf *_RR: transactions = the rate (`value`) x the elapsed seconds of the result line.
+fn netperf_rr_transactions(out: &str, value: f64) -> Option<f64> {
+    let mut lines = out.lines().skip_while(|l| !l.contains("per sec"));
+    lines.next()?;
+    lines
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|t| t.len() >= 3 && t.iter().all(|x| num(x).is_some()))
+        .and_then(|t| num(t[t.len() - 2]))
+        .map(|elapsed| value * elapsed)
+}
+
 /// Parse a workload's output with a suite's parser; `wall_s` answers WallTime.
 pub fn parse(parser: &Parser, out: &str, wall_s: f64) -> Result<f64, String> {
     let (v, what) = match parser {
@@ -225,6 +278,19 @@ mod tests {
         assert_eq!(parse_hackbench("Running in process mode\n"), None);
         assert_eq!(parse(&Parser::Hackbench, HACKBENCH, 9.0), Ok(0.185));
         assert!(parse(&Parser::Hackbench, "", 9.0).unwrap_err().contains("Time"));
+    }
+
+    #[test]
+    fn work_done_per_workload() {
+        // 2 groups x 20 senders x 20 receivers x 200 messages
+        assert_eq!(work_done(&Parser::Hackbench, HACKBENCH, 0.185), Some(160_000.0));
+        let tb = work_done(&Parser::Tbench, TBENCH, 623.467).unwrap();
+        assert_eq!(tb, 343_849.0);
+        let rr = include_str!("testdata/netperf-tcp-rr.txt");
+        assert_eq!(work_done(&Parser::Netperf, rr, 31837.91), Some(31837.91));
+        assert_eq!(work_done(&Parser::Netperf, include_str!("testdata/netperf-tcp.txt"), 1.0), None);
+        assert_eq!(work_done(&Parser::Hackbench, "Time: 1.0\n", 1.0), None);
+        assert_eq!(work_done(&Parser::WallTime, "", 1.0), None);
     }
 
     #[test]

@@ -280,6 +280,25 @@ fn telemetry_keys(res: &Results, suite: &Suite) -> Vec<String> {
     let first = steal.take("steals");
     keys.extend(first);
     keys.extend(steal);
+    // where switches and cross-CPU moves come from: wakeup preemption, idle kicks, balance
+    // pulls, slice-end rotation, sync wakees queued behind their waker
+    let present = |k: &str| {
+        res.runs.iter().any(|r| r.suite == suite.name && r.telemetry.as_ref().is_some_and(|t| t.get(k).is_some()))
+    };
+    for k in [
+        "preempt_kicks",
+        "kick_idle",
+        "balance_pulls",
+        "balance_pulls_xllc",
+        "balance_rotations",
+        "balance_rotations_xllc",
+        "wake_sync",
+        "wake_affine",
+    ] {
+        if present(k) {
+            keys.push(k.to_string());
+        }
+    }
     keys
 }
 
@@ -292,44 +311,85 @@ fn telemetry_header(k: &str) -> String {
     }
 }
 
-/// Per variant (EEVDF too) and parameter, over the ok measured runs: context switches per run
-/// and the share of CPU time idle while the workload ran, from /proc/stat.
+/// Per variant (EEVDF too) and parameter, over the ok measured runs: context switches, task
+/// migrations and runnable wait per run and per 1000 units of work (when the workload reports
+/// its work), the ratio of each to the first column's, BPF time (with --bpf-time) and the share
+/// of CPU time idle while the workload ran.
 pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
     let mut o = String::new();
     if !res.runs.iter().any(|r| r.suite == suite.name && r.system.is_some()) {
         return o;
     }
     let nw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(7);
+    let per_unit = res.runs.iter().any(|r| r.suite == suite.name && r.work.is_some());
+    let bpf = res.runs.iter().any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.bpf_ns.is_some()));
+    let base_name = &res.variants[0].name;
     let _ = writeln!(
         o,
-        "system (/proc/stat over each run's workload, mean of the ok runs; ctxt x: vs {}):",
-        res.variants[0].name
+        "system (every CPU, over each run's workload, mean of the ok runs; x: vs {base_name}; {}wait: time runnable tasks waited for a CPU):",
+        if per_unit { "/ku: per 1000 units of work; " } else { "" }
     );
-    let _ = writeln!(o, "  {:<nw$}  {:<pw$}  {:>12}  {:>7}  {:>6}", "variant", "param", "ctxt/run", "ctxt x", "idle%");
-    let mean = |name: &str, label: &str, f: &dyn Fn(&super::model::SystemDelta) -> f64| {
+    let mut head = format!(
+        "  {:<nw$}  {:<pw$}  {:>10}  {:>6}  {:>9}  {:>6}  {:>9}  {:>6}",
+        "variant", "param", "ctxt/run", "x", "migr/run", "x", "wait ms", "x"
+    );
+    if per_unit {
+        let _ = write!(head, "  {:>9}  {:>9}  {:>10}", "ctxt/ku", "migr/ku", "wait us/ku");
+    }
+    if bpf {
+        let _ = write!(head, "  {:>10}  {:>11}", "bpf ns/call", if per_unit { "bpf us/ku" } else { "bpf ms/run" });
+    }
+    let _ = writeln!(o, "{head}  {:>6}", "idle%");
+    // mean over the cell's ok runs of f(delta, work); None if no run has it
+    let mean = |name: &str, label: &str, f: &dyn Fn(&super::model::SystemDelta, Option<f64>) -> Option<f64>| {
         let v: Vec<f64> = res
             .cell(&suite.name, label, name)
             .filter(|r| r.ok && !r.warmup)
-            .filter_map(|r| r.system.as_ref().map(f))
+            .filter_map(|r| r.system.as_ref().and_then(|d| f(d, r.work)))
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
+    let fmt = |x: Option<f64>, prec: usize| x.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+    let ku = |x: Option<u64>, w: Option<f64>| x.zip(w.filter(|w| *w > 0.0)).map(|(x, w)| 1000.0 * x as f64 / w);
     for v in &res.variants {
         for p in &suite.params {
-            let ctxt = mean(&v.name, &p.label, &|d| d.ctxt as f64);
-            let base = mean(&res.variants[0].name, &p.label, &|d| d.ctxt as f64);
-            let idle = mean(&v.name, &p.label, &|d| d.idle_pct);
-            let f = |x: Option<f64>, prec: usize| x.map_or("-".to_string(), |x| format!("{x:.prec$}"));
-            let ratio = ctxt.zip(base).filter(|(_, b)| *b > 0.0).map(|(c, b)| c / b);
-            let _ = writeln!(
-                o,
-                "  {:<nw$}  {:<pw$}  {:>12}  {:>7}  {:>6}",
+            let m = |f: &dyn Fn(&super::model::SystemDelta, Option<f64>) -> Option<f64>| {
+                (mean(&v.name, &p.label, f), mean(base_name, &p.label, f))
+            };
+            let ratio = |(x, b): (Option<f64>, Option<f64>)| x.zip(b.filter(|b| *b > 0.0)).map(|(x, b)| x / b);
+            let ctxt = m(&|d, _| Some(d.ctxt as f64));
+            let migr = m(&|d, _| d.migrations.map(|x| x as f64));
+            let wait = m(&|d, _| d.run_delay_ns.map(|x| x as f64 / 1e6));
+            let mut line = format!(
+                "  {:<nw$}  {:<pw$}  {:>10}  {:>6}  {:>9}  {:>6}  {:>9}  {:>6}",
                 v.name,
                 p.label,
-                f(ctxt, 0),
-                f(ratio, 2),
-                f(idle, 1)
+                fmt(ctxt.0, 0),
+                fmt(ratio(ctxt), 2),
+                fmt(migr.0, 0),
+                fmt(ratio(migr), 2),
+                fmt(wait.0, 1),
+                fmt(ratio(wait), 2)
             );
+            if per_unit {
+                let c = mean(&v.name, &p.label, &|d, w| ku(Some(d.ctxt), w));
+                let mg = mean(&v.name, &p.label, &|d, w| ku(d.migrations, w));
+                let wt = mean(&v.name, &p.label, &|d, w| ku(d.run_delay_ns.map(|n| n / 1000), w));
+                let _ = write!(line, "  {:>9}  {:>9}  {:>10}", fmt(c, 1), fmt(mg, 1), fmt(wt, 1));
+            }
+            if bpf {
+                let call = mean(&v.name, &p.label, &|d, _| {
+                    d.bpf_ns.zip(d.bpf_calls.filter(|c| *c > 0)).map(|(ns, c)| ns as f64 / c as f64)
+                });
+                let tot = if per_unit {
+                    mean(&v.name, &p.label, &|d, w| ku(d.bpf_ns.map(|n| n / 1000), w))
+                } else {
+                    mean(&v.name, &p.label, &|d, _| d.bpf_ns.map(|n| n as f64 / 1e6))
+                };
+                let _ = write!(line, "  {:>10}  {:>11}", fmt(call, 0), fmt(tot, 1));
+            }
+            let idle = mean(&v.name, &p.label, &|d, _| Some(d.idle_pct));
+            let _ = writeln!(o, "{line}  {:>6}", fmt(idle, 1));
         }
     }
     o
@@ -518,7 +578,7 @@ pub(crate) mod tests {
             format: FORMAT_VERSION,
             created: "2026-01-02 03:04".into(),
             host: HostInfo { kernel: "7.3.0".into(), nproc: 8, ..Default::default() },
-            config: Config { runs: 3, warmup: 1, block: 0, quick: false, command_line: vec![] },
+            config: Config { runs: 3, warmup: 1, quick: false, command_line: vec![], ..Default::default() },
             variants,
             suites: vec![hb, np],
             skipped: vec![Skipped { suite: "schbench".into(), reason: "schbench not found on PATH".into() }],
@@ -537,12 +597,42 @@ pub(crate) mod tests {
     fn system_counters_per_variant() {
         let mut res = sample();
         for r in res.runs.iter_mut() {
-            let ctxt = if r.variant == "EEVDF" { 1000 } else { 2500 };
-            r.system = Some(crate::bench::model::SystemDelta { ctxt, idle_pct: 10.0 });
+            let sis = r.variant != "EEVDF";
+            r.system = Some(crate::bench::model::SystemDelta {
+                ctxt: if sis { 2500 } else { 1000 },
+                idle_pct: 10.0,
+                migrations: Some(if sis { 300 } else { 200 }),
+                run_delay_ns: Some(4_000_000),
+                ..Default::default()
+            });
         }
         let t = format_system(&res, &res.suites[0], 4);
         let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
-        assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["scx_sis", "12", "2500", "2.50", "10.0"], "{t}");
+        assert_eq!(
+            line.split_whitespace().collect::<Vec<_>>(),
+            ["scx_sis", "12", "2500", "2.50", "300", "1.50", "4.0", "1.00", "10.0"],
+            "{t}"
+        );
+        // per 1000 units of work, and BPF time per call when the programs were timed
+        for r in res.runs.iter_mut() {
+            r.work = Some(500.0);
+            if r.variant != "EEVDF" {
+                let d = r.system.as_mut().unwrap();
+                (d.bpf_ns, d.bpf_calls) = (Some(1_000_000), Some(4000));
+            }
+        }
+        let t = format_system(&res, &res.suites[0], 4);
+        let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+        assert_eq!(
+            line.split_whitespace().collect::<Vec<_>>(),
+            [
+                "scx_sis", "12", "2500", "2.50", "300", "1.50", "4.0", "1.00", "5000.0", "600.0", "8000.0", "250",
+                "2000.0", "10.0"
+            ],
+            "{t}"
+        );
+        let eevdf = t.lines().find(|l| l.trim_start().starts_with("EEVDF") && l.contains(" 12 ")).unwrap();
+        assert!(eevdf.split_whitespace().rev().nth(2) == Some("-"), "{t}");
         assert!(format_system(&sample(), &res.suites[0], 4).is_empty());
     }
 

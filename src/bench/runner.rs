@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::host::ProcStat;
+use super::host::{counters_now, ProcStat};
 use super::model::{RunRecord, Suite, Variant};
 use super::workloads::Executor;
 
@@ -282,9 +282,14 @@ fn measure(
 ) -> Option<String> {
     let raw = raw_rel_path(rec);
     rec.raw = Some(raw.to_string_lossy().into_owned());
-    let before = ProcStat::read();
+    let before = (ProcStat::read(), counters_now());
     let measured = exec.run(suite, param, &out_dir.join(&raw));
-    rec.system = before.zip(ProcStat::read()).map(|(a, b)| a.delta(b));
+    let after = (ProcStat::read(), counters_now());
+    rec.system = before.0.zip(after.0).map(|(a, b)| {
+        let mut d = a.delta(b);
+        before.1.delta_into(after.1, &mut d);
+        d
+    });
     let after = ctl.after_workload(v);
     rec.telemetry = after.telemetry;
     rec.telemetry_error = after.telemetry_error;
@@ -293,6 +298,7 @@ fn measure(
             rec.ok = true;
             rec.value = Some(m.value);
             rec.wall_s = Some(m.wall_s);
+            rec.work = m.work;
         }
         Err(msg) => fail(rec, format!("workload: {msg}")),
     }
@@ -419,7 +425,7 @@ pub(crate) mod tests {
             if self.fail_on.contains(&self.count) {
                 return Err("hackbench failed (exit status: 1): Cannot fork".into());
             }
-            Ok(Measurement { value: self.count as f64, wall_s: 0.1 })
+            Ok(Measurement { value: self.count as f64, wall_s: 0.1, work: None })
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::cli::{build_suites, build_variants, BenchArgs};
-use super::host::{host_info, local_time, nproc, preflight};
+use super::host::{host_info, init_counters, local_time, nproc, preflight};
 use super::model::{self, Config, Results, FORMAT_VERSION};
 use super::plan::plan_text;
 use super::{idle_scale, plot, report, runner, sched, usage, workloads};
@@ -102,6 +102,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             runs: args.runs,
             warmup: args.warmup,
             block: args.block,
+            bpf_time: args.bpf_time,
             quick: args.quick,
             command_line: std::env::args().collect(),
         },
@@ -117,6 +118,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     eprint!("{}", plan_text(&variants, &suites, &res.skipped, args));
     eprintln!("scx_sis bench: results in {}", out.display());
 
+    for n in init_counters(args.bpf_time) {
+        eprintln!("scx_sis bench: note: {n}");
+    }
     let mut ctl = sched::SysfsController::new(scx_sis, out.join("logs"), Duration::from_secs(args.attach_timeout));
     let mut exec = workloads::ProcessExecutor { abort: abort.clone() };
     let plan =
