@@ -1,7 +1,8 @@
 // Builds two BPF objects from the same bpf/ sources:
 //  - bpf/main.bpf.c: the scheduler (skeleton `bpf`, shared definitions from bpf/intf.h);
 //  - bpf/sis_test.bpf.c: SEC("syscall") programs over the very same mechanism headers,
-//    loadable on kernels without sched_ext so `cargo test` exercises them on the host.
+//    loadable on kernels without sched_ext so `cargo test` exercises them on the host
+//    (their argument structs from bpf/test_intf.h);
 // and records what `scx_sis --version` prints: the git commit and the target triple.
 
 use std::path::Path;
@@ -16,9 +17,42 @@ fn main() {
         .unwrap();
 
     scx_cargo::BpfBuilder::new().unwrap().enable_skel("bpf/sis_test.bpf.c", "sis_test").build().unwrap();
+    test_intf();
 
     println!("cargo:rustc-env=SCX_SIS_GIT={}", git_version());
     println!("cargo:rustc-env=SCX_SIS_TARGET={}", std::env::var("TARGET").unwrap_or_else(|_| "unknown".into()));
+}
+
+/// Bindings of bpf/test_intf.h's own items only: what they use of intf.h comes from bpf_intf.rs,
+/// so the tests' structs embed the scheduler's types, not copies of them.
+fn test_intf() {
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    bindgen::Builder::default()
+        .clang_args(["-target", "bpf"])
+        .header("bpf/test_intf.h")
+        .allowlist_file(".*/test_intf\\.h")
+        .allowlist_recursively(false)
+        .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
+        .parse_callbacks(Box::new(PlainData))
+        .wrap_unsafe_ops(true)
+        .generate()
+        .expect("bindings of bpf/test_intf.h")
+        .write_to_file(out.join("test_intf.rs"))
+        .expect("write test_intf.rs");
+}
+
+/// bindgen derives nothing for a struct whose field types it was not shown (intf.h's): every
+/// struct of test_intf.h is plain data, and gets what bpf_intf.rs's structs get.
+#[derive(Debug)]
+struct PlainData;
+
+impl bindgen::callbacks::ParseCallbacks for PlainData {
+    fn add_derives(&self, info: &bindgen::callbacks::DeriveInfo<'_>) -> Vec<String> {
+        match info.kind {
+            bindgen::callbacks::TypeKind::Struct => ["Debug", "Copy", "Clone"].map(String::from).to_vec(),
+            _ => vec![],
+        }
+    }
 }
 
 fn git(args: &[&str]) -> Option<String> {

@@ -25,10 +25,18 @@
  *    every BAL_XLLC_EVERY rotations): the extra seat moves around, and the
  *    shares even out over time as under the fair class's balancing.
  * Decisions only: the move (a DSQ walk, scx kfuncs) is steal.bpf.h's.
- * Needs no sched_ext type: the host tests include it too.
+ * Needs no sched_ext type: the host tests include it too. Hook (hooks.bpf.h):
+ * sis_allowed.
  */
 #ifndef __SIS_BALANCE_BPF_H
 #define __SIS_BALANCE_BPF_H
+
+#include "hooks.bpf.h"
+#include "topology.bpf.h"
+#include "stats.bpf.h"
+#include "idle_filter.bpf.h"
+#include "overload.bpf.h"
+#include "vtime.bpf.h"
 
 #define BAL_XLLC_EVERY	4
 #define BAL_ROTATE_EVERY	4	/* slices between an LLC's rotations */

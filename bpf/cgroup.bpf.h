@@ -37,10 +37,12 @@
  *
  * State is keyed by cgroup id in a hash map, not cgroup storage, so the host
  * tests drive this file through SEC("syscall") programs with made-up ids.
- * Needs no sched_ext type; the includer defines cg_ancestor_id().
+ * Needs no sched_ext type; the includer defines cg_ancestor_id() (hooks.bpf.h).
  */
 #ifndef __SIS_CGROUP_BPF_H
 #define __SIS_CGROUP_BPF_H
+
+#include "hooks.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -19,10 +19,15 @@
  * stopping, tick, init_task, cgroup_init/exit/move; steal.bpf.h.
  * Everything is behind gb_enabled (rodata): without --gb-* options the
  * scheduler runs none of it.
- * Needs no sched_ext type: the host tests include it too.
+ * Needs no sched_ext type: the host tests include it too. Hook (hooks.bpf.h):
+ * sis_allowed.
  */
 #ifndef __SIS_GROUP_BPF_H
 #define __SIS_GROUP_BPF_H
+
+#include "hooks.bpf.h"
+#include "topology.bpf.h"
+#include "idle_filter.bpf.h"
 
 const volatile bool gb_enabled = false;
 

@@ -19,6 +19,9 @@
 #ifndef __SIS_IDLE_FILTER_BPF_H
 #define __SIS_IDLE_FILTER_BPF_H
 
+#include "hooks.bpf.h"
+#include "topology.bpf.h"
+#include "stats.bpf.h"
 #include "llc_stats.bpf.h"
 
 /* writable: `scx_sis set sis-mode=` switches it live (knobs.bpf.h rebuilds the filters) */

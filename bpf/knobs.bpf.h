@@ -10,6 +10,9 @@
 #ifndef __SIS_KNOBS_BPF_H
 #define __SIS_KNOBS_BPF_H
 
+#include "topology.bpf.h"
+#include "idle_filter.bpf.h"
+
 /*
  * Leaving linear mode: the filters were not kept meanwhile (stale bits, and
  * cached generations that skip the idle-path set), so rebuild every LLC's

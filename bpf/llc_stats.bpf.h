@@ -9,6 +9,8 @@
 #ifndef __SIS_LLC_STATS_BPF_H
 #define __SIS_LLC_STATS_BPF_H
 
+#include "intf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);

@@ -13,6 +13,10 @@
 #ifndef __SIS_OVERLOAD_BPF_H
 #define __SIS_OVERLOAD_BPF_H
 
+#include "intf.h"
+#include "topology.bpf.h"
+#include "stats.bpf.h"
+
 /* writable: `scx_sis set steal=` */
 u32 steal_mode = STEAL_ON;
 const volatile u32 ovl_lines = 1;	/* 64-byte lines per LLC */

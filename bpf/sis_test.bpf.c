@@ -4,15 +4,16 @@
  * headers (the same files main.bpf.c includes) through BPF_PROG_TEST_RUN on
  * a kernel without sched_ext. Nothing here may touch a sched_ext type.
  *
- * The two hooks the mechanisms need from the scheduler are replaced by a
- * test-controlled allowed mask (for p->cpus_ptr) and no built-in idle mask.
- * The argument structs are in intf.h, so the Rust side gets them from bindgen.
+ * The hooks the mechanisms need from the scheduler (hooks.bpf.h) are replaced
+ * by a test-controlled allowed mask (for p->cpus_ptr), no built-in idle mask
+ * and test-set cgroup ancestors.
+ * The argument structs are in test_intf.h, so the Rust side gets them from bindgen.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "intf.h"
+#include "test_intf.h"
 
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))

@@ -12,11 +12,19 @@
  * ops.tick, to wake one again at most once a slice while work still waits
  * (an idle CPU without a tick would otherwise sleep on).
  * Entry points are global subprograms, each verified once.
+ * Hooks (hooks.bpf.h): sis_allowed, task_load_weight (the scheduler's only).
  */
 #ifndef __SIS_STEAL_BPF_H
 #define __SIS_STEAL_BPF_H
 
+#include "hooks.bpf.h"
+#include "topology.bpf.h"
+#include "stats.bpf.h"
 #include "llc_stats.bpf.h"
+#include "idle_filter.bpf.h"
+#include "overload.bpf.h"
+#include "balance.bpf.h"
+#include "group.bpf.h"
 
 /*
  * writable: `scx_sis set steal-scope=`. The node by default: with the LLC

@@ -9,6 +9,8 @@
 #ifndef __SIS_TOPOLOGY_BPF_H
 #define __SIS_TOPOLOGY_BPF_H
 
+#include "intf.h"
+
 const volatile u32 nr_cpu_ids = 1;	/* possible CPU ids */
 const volatile u32 nr_llcs = 1;
 const volatile u32 llc_stride = 1;	/* slots per LLC in llc_cpus: the largest LLC */

@@ -22,6 +22,8 @@
 #ifndef __SIS_VTIME_BPF_H
 #define __SIS_VTIME_BPF_H
 
+#include "intf.h"
+
 /* a nice-0 task's weight in load units (intf.h: SIS_LOAD_SHIFT) */
 #define LOAD_DFL	((u64)SIS_WEIGHT_DFL << SIS_LOAD_SHIFT)
 

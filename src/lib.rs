@@ -18,6 +18,7 @@ pub mod rundir;
 pub mod sis_test_skel;
 pub mod stats;
 pub mod stats_server;
+pub mod test_intf;
 pub mod topology;
 
 /// A BPF map value read as its C struct (bindgen'd from bpf/intf.h), not by byte offsets.

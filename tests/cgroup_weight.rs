@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use scx_sis::bpf_intf::*;
+use scx_sis::test_intf::*;
 
 const ROOT: u64 = 0;
 

@@ -7,6 +7,7 @@ use common::*;
 use libbpf_rs::{MapCore, MapFlags};
 use scx_sis::bpf_intf::*;
 use scx_sis::group::{parse_partitions, settle, GroupLoad, PartLoad, HYSTERESIS};
+use scx_sis::test_intf::*;
 
 // ---- --partitions ----
 

@@ -7,8 +7,8 @@ mod common;
 use common::{Shape, Sis, FULL};
 use libbpf_rs::ProgramInput;
 use scx_sis::bench::idle_scale::{self, idle_cpus, Cell, Params};
-use scx_sis::bpf_intf::bench_scan_args;
 use scx_sis::idle_filter::SisMode;
+use scx_sis::test_intf::bench_scan_args;
 
 fn params() -> Params {
     Params { trials: 2, searches: 300, ..Params::new(2, true) }

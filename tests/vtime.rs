@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use scx_sis::bpf_intf::*;
+use scx_sis::test_intf::*;
 
 const MS: u64 = 1_000_000;
 const SLICE: u64 = sis_consts_SIS_DFL_SLICE_NS as u64;

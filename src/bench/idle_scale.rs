@@ -59,10 +59,10 @@ use super::host::{host_info, local_time};
 use super::model::HostInfo;
 use super::statistics::{amean, stddev};
 use super::{plot, usage};
-use crate::bpf_intf::{bench_scan_args, cpu_args};
 use crate::idle_filter::SisMode;
 use crate::maps::Layout;
 use crate::sis_test_skel::*;
+use crate::test_intf::{bench_scan_args, cpu_args};
 use crate::topology::fixture::{write_sysfs, Shape};
 use crate::topology::{self, Topology};
 

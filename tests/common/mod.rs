@@ -27,11 +27,12 @@ pub fn topology_of(shape: &Shape) -> Topology {
     Topology::from_sysfs(dir.path()).unwrap()
 }
 
-// The programs' argument structs come from bpf/intf.h through bindgen.
-pub use bpf_intf::{
+// The programs' argument structs come from bpf/test_intf.h through bindgen.
+pub use scx_sis::test_intf::{
     balance_args as BalanceArgs, cg_args as CgArgs, cpu_args as CpuArgs, ovl_args as OvlArgs, scan_args as ScanArgs,
     vtime_args as VtimeArgs, walk_args as WalkArgs,
 };
+
 use scx_sis::bpf_intf::{cpu_ctx, cpu_sched, llc_ctx};
 use scx_sis::map_value;
 
