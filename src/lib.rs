@@ -10,6 +10,7 @@ pub mod error;
 pub mod group;
 pub mod idle_filter;
 pub mod knobs;
+pub mod layout;
 pub mod llc_stats;
 pub mod maps;
 pub mod overload;

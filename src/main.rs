@@ -22,7 +22,8 @@ use scx_sis::error::{as_usage, usage_err};
 use scx_sis::group;
 use scx_sis::idle_filter::{self, SisMode};
 use scx_sis::knobs::{self, Knob, Knobs};
-use scx_sis::maps::{self, Layout};
+use scx_sis::layout::Layout;
+use scx_sis::maps;
 use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::rundir;
 use scx_sis::stats::{self, Counters, Metrics, Samples};
@@ -240,12 +241,12 @@ impl<'a> Scheduler<'a> {
         let gb_cfg =
             group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
-        debug!("{} possible CPU ids, {} online", topo.nr_cpu_ids, scx_sis::llc_stats::cpulist(&topo.cpu_ids()));
+        debug!("{} possible CPU ids, {} online", topo.nr_cpu_ids, scx_sis::topology::cpulist(&topo.cpu_ids()));
         for l in &topo.llcs {
             debug!(
                 "LLC {}: CPUs {} ({} cores), node {}",
                 l.id,
-                scx_sis::llc_stats::cpulist(&l.cpus),
+                scx_sis::topology::cpulist(&l.cpus),
                 l.nr_cores,
                 l.node
             );
@@ -361,7 +362,7 @@ impl<'a> Scheduler<'a> {
             info!(
                 "{SCHEDULER_NAME}: group balancer: {} partitions ({}), {} opted-in cgroups, period {} ms",
                 cfg.parts.len(),
-                cfg.parts.iter().map(|p| scx_sis::llc_stats::cpulist(p)).collect::<Vec<_>>().join(";"),
+                cfg.parts.iter().map(|p| scx_sis::topology::cpulist(p)).collect::<Vec<_>>().join(";"),
                 cfg.optin.len(),
                 cfg.period.as_millis()
             );
@@ -380,7 +381,7 @@ impl<'a> Scheduler<'a> {
             t_attach.elapsed().as_millis(),
             t_init.elapsed().as_millis()
         );
-        let stats_server = stats::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
+        let stats_server = scx_sis::stats_server::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
             "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",
             knobs.summary(),

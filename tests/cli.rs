@@ -244,7 +244,7 @@ fn stats_group_member_reads_the_stats() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let p = dir.path().join("stats");
     let group = scx_sis::access::Group { name: "nogroup".into(), gid: NOBODY };
-    let server = scx_sis::stats::launch_server(&p, Some(&group)).unwrap();
+    let server = scx_sis::stats_server::launch_server(&p, Some(&group)).unwrap();
     let hub = server.hub();
     std::thread::spawn(move || loop {
         let _ = hub.serve(|| Ok::<_, ()>(scx_sis::stats::Metrics { nr_cpus: 5, ..Default::default() }));
