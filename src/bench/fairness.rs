@@ -46,9 +46,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::cgroups::CgTree;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
+use super::parsers::METRIC_RE;
 use super::statistics::Direction;
-use super::workloads::Scale;
 use crate::error::usage_err;
 
 /// `--suite fairness` expands to these, in this order.
@@ -59,9 +59,6 @@ pub const ALL_CG: &str = "cgroups";
 pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide", "cg-deep"];
 /// cg-deep's nesting under its weight-25 cgroup.
 const DEEP_LEVELS: usize = 20;
-
-/// The line the probe ends with and the suites' regex parser reads.
-pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
 
 /// Weights of nice 0 and nice 5 in the kernel's sched_prio_to_weight[].
 pub const NICE1_IDEAL: f64 = 1024.0 / 335.0;
@@ -946,7 +943,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::workloads::parse;
+    use crate::bench::parsers::parse;
 
     fn scale(quick: bool, duration_s: Option<u32>) -> Scale {
         Scale { nproc: 8, quick, hackbench_groups: None, hackbench_loops: None, duration_s }

@@ -13,10 +13,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use super::fairness::METRIC_RE;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
+use super::parsers::METRIC_RE;
 use super::statistics::Direction;
-use super::workloads::Scale;
 use crate::topology::Topology;
 
 pub const NAME: &str = "gb-sysbench";

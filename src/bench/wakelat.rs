@@ -17,10 +17,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::fairness::Hogs;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
 use super::parsers::cyclictest_latencies;
 use super::statistics::Direction;
-use super::workloads::Scale;
 use crate::error::usage_err;
 
 pub const NAME: &str = "wakelat";
