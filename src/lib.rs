@@ -1,8 +1,6 @@
 //! scx_sis library: everything but the scheduler's main loop, so host tests reach it.
 
 pub mod access;
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod bpf_intf;
 pub mod bpf_skel;
 pub mod control;

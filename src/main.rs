@@ -167,11 +167,6 @@ struct Opts {
 
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
-    /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
-    /// scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
-    /// mmtests-style comparison and writes JSON, CSV and plots.
-    #[cfg(feature = "bench")]
-    Bench(Box<scx_sis::bench::BenchArgs>),
     /// Live terminal UI of a running scx_sis (reads its stats socket; works over ssh).
     Top(scx_sis::tui::TopArgs),
     /// Change knobs of the running scx_sis live, e.g. `scx_sis set steal=off` (root only).
@@ -182,18 +177,6 @@ enum Cmd {
         #[arg(value_name = "KEY=VALUE")]
         pairs: Vec<String>,
     },
-    /// One fairness workload of the bench's fair-* suites (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__fairness", hide = true)]
-    Fairness(scx_sis::bench::fairness::ProbeArgs),
-    /// The bench's gb-sysbench workload (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__gbbench", hide = true)]
-    GbBench(scx_sis::bench::gbbench::ProbeArgs),
-    /// The bench's wakelat workload: CPU hogs around cyclictest (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__wakelat", hide = true)]
-    WakeLat(scx_sis::bench::wakelat::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -579,15 +562,7 @@ fn run(opts: Opts) -> Result<()> {
     debug!("{SCHEDULER_NAME} {}", version());
 
     match &opts.cmd {
-        #[cfg(feature = "bench")]
-        Some(Cmd::Bench(args)) => return scx_sis::bench::run(args),
         Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
-        #[cfg(feature = "bench")]
-        Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
-        #[cfg(feature = "bench")]
-        Some(Cmd::GbBench(args)) => return scx_sis::bench::gbbench::probe(args),
-        #[cfg(feature = "bench")]
-        Some(Cmd::WakeLat(args)) => return scx_sis::bench::wakelat::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

@@ -10,8 +10,8 @@ use super::model::{Param, Parser, Server, Skipped, Suite};
 use super::statistics::Direction;
 
 pub use super::executor::{Executor, Measurement, ProcessExecutor};
-pub use super::parsers::{parse, parse_hackbench, parse_netperf, parse_regex, parse_schbench, parse_tbench};
 pub use super::model::Scale;
+pub use super::parsers::{parse, parse_hackbench, parse_netperf, parse_regex, parse_schbench, parse_tbench};
 pub use super::tools::{check_tools, optional, which};
 
 /// Built-in suite names accepted by --suite (`netperf` means both netperf suites).

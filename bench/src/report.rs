@@ -441,7 +441,7 @@ pub fn to_csv(res: &Results) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::model::*;
+    use crate::model::*;
 
     fn rec(suite: &str, param: &str, variant: &str, round: usize, value: f64) -> RunRecord {
         RunRecord {
@@ -467,9 +467,9 @@ pub(crate) mod tests {
                 kind: VariantKind::ScxSis { args: vec!["--sis-mode".into(), "linear".into()] },
             },
         ];
-        let mut hb = crate::bench::runner::tests::suite("hackbench", &["1", "12"]);
+        let mut hb = crate::runner::tests::suite("hackbench", &["1", "12"]);
         hb.title = "hackbench-process-pipes".into();
-        let mut np = crate::bench::runner::tests::suite("netperf-udp", &["send-64"]);
+        let mut np = crate::runner::tests::suite("netperf-udp", &["send-64"]);
         np.title = "netperf-udp".into();
         np.metric = "throughput".into();
         np.unit = "10^6bits/sec".into();
@@ -538,7 +538,7 @@ pub(crate) mod tests {
         let mut res = sample();
         for r in res.runs.iter_mut() {
             let ctxt = if r.variant == "EEVDF" { 1000 } else { 2500 };
-            r.system = Some(crate::bench::model::SystemDelta { ctxt, idle_pct: 10.0 });
+            r.system = Some(crate::model::SystemDelta { ctxt, idle_pct: 10.0 });
         }
         let t = format_system(&res, &res.suites[0], 4);
         let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();

@@ -51,9 +51,9 @@ pub fn local_time() -> (String, String) {
 
 /// Is the system fit to attach schedulers? A UsageError if not.
 pub fn preflight() -> Result<()> {
-    crate::preflight::check(&crate::preflight::Hints {
+    scx_sis::preflight::check(&scx_sis::preflight::Hints {
         no_sched_ext: "run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
-        not_root: "scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)",
+        not_root: "scx_sis_bench must run as root (it attaches and detaches sched_ext schedulers)",
         attached: ": the baseline needs the fair class",
     })
 }
