@@ -3,7 +3,7 @@
 # 7.3 kernel) in one command, and collect the results into <repo>/bench-results/<stamp>/.
 #
 #   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--sockets S --cores C --threads T]
-#                   [--memory SIZE] [--timeout SECS] [--bin PATH] [--out DIR] [--quick]
+#                   [--memory SIZE] [--timeout SECS] [--bin PATH] [--bench-bin PATH] [--out DIR] [--quick]
 #                   [--mttcg [--retries N]] [-- BENCH-OPTIONS...]
 #
 # Without BENCH-OPTIONS it runs the full set: --suite hackbench,tbench,netperf,schbench --runs 5
@@ -11,8 +11,9 @@
 # nosteal (--steal off, if this scx_sis has --steal) and every peer found on PATH (scx_bpfland,
 # scx_cosmos). BENCH-OPTIONS replace that set entirely (e.g. -- --suite hackbench --runs 3).
 # --quick: the tiny smoke sizes (--quick --runs 2 --warmup 0).
-# --bin: the scx_sis binary (default target/release/scx_sis; it is copied to target/vm-bin/ so a
-# rebuild during the run does not change it). It must have the `bench` subcommand.
+# --bin: the scx_sis binary (default target/release/scx_sis); --bench-bin: the harness (default
+# scx_sis_bench beside --bin). Both are copied to one directory under target/vm-bin/ so a rebuild
+# during the run does not change them; the harness runs the scx_sis beside it.
 # --sockets/--cores/--threads/--memory go to tests/vm/vm.sh (e.g. 64 vCPUs in 8 LLCs).
 # --mttcg: the parallel rig (vm.sh --mttcg: multi-threaded TCG on QEMU 10, vCPUs <= host cores;
 # default vCPUs: the host's cores). A boot whose guest kernel logged an Oops/BUG (rare there, at
@@ -30,7 +31,7 @@ die() { echo "run-vm.sh: error: $*" >&2; exit 2; }
 # peers built by bench/setup-peers.sh
 PATH="$PATH:${SCX_SIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_sis}/peers/bin"
 
-kernel=7.3 cpus="" timeout=7200 bin="$repo/target/release/scx_sis" out="" quick=0 bench=() vmopts=()
+kernel=7.3 cpus="" timeout=7200 bin="$repo/target/release/scx_sis" bench_bin="" out="" quick=0 bench=() vmopts=()
 mttcg=0 retries=2 shape=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
     --retries) retries=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
+    --bench-bin) bench_bin=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --quick) quick=1; shift ;;
     -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -56,15 +58,16 @@ if [ -z "$cpus" ] && [ "$shape" = 0 ]; then
   if [ "$mttcg" = 1 ]; then cpus=$(nproc); else cpus=8; fi
 fi
 [ -x "$bin" ] || die "scx_sis binary $bin not found: build it first (cargo build --release)"
-"$bin" bench --help >/dev/null 2>&1 || die "$bin has no 'bench' subcommand (is src/main.rs wired to scx_sis::bench?)"
+bench_bin=${bench_bin:-$(dirname "$bin")/scx_sis_bench}
+[ -x "$bench_bin" ] || die "scx_sis_bench binary $bench_bin not found: build it first (cargo build --release), or give --bench-bin"
 if [ -f "$kernel" ]; then kpath=$(realpath "$kernel"); else
   kpath=$("$repo/tests/vm/kernels.sh" "$kernel") || die "no $kernel kernel (tests/vm/kernels.sh $kernel)"
 fi
 
 stamp=$(date +%Y-%m-%d-%H%M%S)
 mkdir -p "$repo/target/vm-bin" "$repo/target/bench-results" || die "cannot write to $repo/target"
-vbin="$repo/target/vm-bin/scx_sis-bench-$$"
-cp "$bin" "$vbin" || die "cannot copy $bin"
+vdir="$repo/target/vm-bin/bench-$$"
+mkdir -p "$vdir" && cp "$bin" "$vdir/scx_sis" && cp "$bench_bin" "$vdir/scx_sis_bench" || die "cannot copy $bin and $bench_bin to $vdir"
 # the pid too: two runs started in the same second (two kernels side by side) must not share it
 gout="$repo/target/bench-results/$stamp-$$"
 [ -n "$out" ] || out="$repo/bench-results/$stamp"
@@ -86,11 +89,11 @@ if [ ${#bench[@]} -eq 0 ]; then
   done
 fi
 
-echo "run-vm.sh: $(basename "$kpath"), ${cpus:-shape ${vmopts[*]}} vCPUs$([ "$mttcg" = 1 ] && echo ', multi-threaded TCG'): scx_sis bench ${bench[*]} --out $gout" >&2
+echo "run-vm.sh: $(basename "$kpath"), ${cpus:-shape ${vmopts[*]}} vCPUs$([ "$mttcg" = 1 ] && echo ', multi-threaded TCG'): scx_sis_bench ${bench[*]} --out $gout" >&2
 try=0 faults=()
 while :; do
   "$repo/tests/vm/vm.sh" --kernel "$kpath" ${cpus:+--cpus "$cpus"} "${vmopts[@]}" --timeout "$timeout" \
-    --log "$gout.console.log" -- "$vbin" bench "${bench[@]}" --out "$gout"
+    --log "$gout.console.log" -- "$vdir/scx_sis_bench" "${bench[@]}" --out "$gout"
   rc=$?
   fault=""
   if [ "$mttcg" = 1 ]; then
@@ -110,7 +113,7 @@ while :; do
 done
 [ -f "$gout.console.log" ] && [ -d "$gout" ] && cp "$gout.console.log" "$gout/console.log"
 if [ ${#faults[@]} -gt 0 ] && [ -d "$gout" ]; then printf '%s\n' "${faults[@]}" > "$gout/discarded-boots.txt"; fi
-rm -f "$vbin"
+rm -rf "$vdir"
 
 if [ -d "$gout" ]; then
   mkdir -p "$(dirname "$out")"
@@ -118,7 +121,7 @@ if [ -d "$gout" ]; then
     rm -rf "$out" && cp -a "$gout" "$out" || die "cannot copy $gout to $out"
   fi
   echo "run-vm.sh: results in $out (table.txt, results.json, runs.csv, *.png, logs/, raw/)" >&2
-  [ -f "$out/table.txt" ] || echo "run-vm.sh: no table.txt: the session stopped early; 'scx_sis bench --report $out' rebuilds it from results.json" >&2
+  [ -f "$out/table.txt" ] || echo "run-vm.sh: no table.txt: the session stopped early; 'scx_sis_bench --report $out' rebuilds it from results.json" >&2
 else
   echo "run-vm.sh: the guest wrote no results ($gout missing)" >&2
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: host tests (cargo test: unit, topology fixtures, CLI, BPF mechanisms through
-# BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
+# Every test: host tests of both crates (cargo test --workspace: unit, topology fixtures, CLI, BPF
+# mechanisms through BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy
+# -D warnings, on the workspace) and the VM
 # tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis with 32 vCPUs in
 # 4 LLCs, then the parallel rig's smoke (tests/vm/mttcg_smoke.sh). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --long]
@@ -34,9 +35,9 @@ count_results() {
 }
 if [ "$mode" = all ] || [ "$mode" = --host-only ]; then
   hlog=$(mktemp)
-  echo "== host tests (cargo test)"
+  echo "== host tests (cargo test --workspace: the scheduler and the bench)"
   # BPF_PROG_TEST_RUN needs root (CAP_BPF + CAP_SYS_ADMIN for syscall programs)
-  $SUDO env "PATH=$PATH" cargo test --release 2>&1 | tee "$hlog"; rc=${PIPESTATUS[0]}
+  $SUDO env "PATH=$PATH" cargo test --release --workspace 2>&1 | tee "$hlog"; rc=${PIPESTATUS[0]}
   # a build error runs nothing, a crashed test binary prints no result: one failure each
   if ! count_results "$hlog"; then echo "cargo test: no test ran (exit $rc)"; fail=$((fail + 1))
   elif [ "$rc" -ne 0 ] && ! grep -qE '^test result: FAILED' "$hlog"; then
@@ -46,8 +47,8 @@ if [ "$mode" = all ] || [ "$mode" = --host-only ]; then
   count_results "$hlog" || { echo "lib_selftest: no result line"; fail=$((fail + 1)); }
   rm -f "$hlog"
   echo "== formatting (cargo fmt --check, rustfmt.toml) and lints (cargo clippy -D warnings)"
-  if cargo fmt --check; then pass=$((pass + 1)); else echo "cargo fmt --check: the code is not formatted (run cargo fmt)"; fail=$((fail + 1)); fi
-  if cargo clippy --release --quiet --all-targets -- -D warnings; then pass=$((pass + 1)); else echo "cargo clippy: lint findings"; fail=$((fail + 1)); fi
+  if cargo fmt --all --check; then pass=$((pass + 1)); else echo "cargo fmt --check: the code is not formatted (run cargo fmt)"; fail=$((fail + 1)); fi
+  if cargo clippy --release --quiet --workspace --all-targets -- -D warnings; then pass=$((pass + 1)); else echo "cargo clippy: lint findings"; fail=$((fail + 1)); fi
   echo "host: $pass passed, $fail failed"
 fi
 if [ "$mode" = --host-only ]; then
@@ -56,9 +57,10 @@ if [ "$mode" = --host-only ]; then
 fi
 host_pass=$pass host_fail=$fail
 
-# the guest runs a copy: rebuilding meanwhile must not change the binary under a running test
+# the guest runs copies: rebuilding meanwhile must not change a binary under a running test. The
+# harness beside the scheduler: run.sh and bench/run-vm.sh look for it there.
 bin="$repo/target/vm-bin/scx_sis"
-mkdir -p "$(dirname "$bin")" && cp target/release/scx_sis "$bin"
+mkdir -p "$(dirname "$bin")" && cp target/release/scx_sis "$bin" && cp target/release/scx_sis_bench "${bin}_bench"
 
 logs=$(mktemp -d)
 # vm NAME ARGS... for tests/vm/run.sh, in the background, output to $logs/NAME. The two kernels

@@ -15,9 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf::{self, gb_acct, gb_cpu, gb_group, gb_part};
 use crate::error::usage_err;
-use crate::llc_stats::cpulist;
 use crate::map_value;
-use crate::topology::{parse_cpulist_below, Topology};
+use crate::topology::{cpulist, parse_cpulist_below, Topology};
 
 pub const MAX_PARTS: usize = bpf_intf::gb_consts_GB_MAX_PARTS as usize;
 const NO_PART: usize = bpf_intf::gb_consts_GB_NO_PART as usize;
@@ -323,44 +322,6 @@ pub struct GbSample {
     pub parts: BTreeMap<u32, GbPartMetrics>,
 }
 
-/// The gb lines of `--stats` / `--monitor`: counters, then per group the proposal's gb_stat view,
-/// one line per partition (id, CPUs, the group's load there, the partition's load, `*` on the
-/// preferred one; loads in milli-CPUs).
-pub fn format<W: std::io::Write>(w: &mut W, m: &crate::stats::Metrics) -> Result<()> {
-    if m.gb_enabled == 0 {
-        return Ok(());
-    }
-    writeln!(
-        w,
-        "          gb wake prev/part/elsewhere {}/{}/{} | move idle {} swap {} | steal-pref {}{}",
-        m.gb_wake_prev,
-        m.gb_wake_part,
-        m.gb_wake_elsewhere,
-        m.gb_move_idle,
-        m.gb_move_swap,
-        m.gb_steal_pref,
-        if m.gb_no_state > 0 { format!(" | ungrouped (map full) {}", m.gb_no_state) } else { String::new() },
-    )?;
-    for g in m.gb_parts.values().flat_map(|p| p.groups.values()) {
-        writeln!(
-            w,
-            "          gb group {} part {} load {:.2} in-part {:.1}% moves {}",
-            g.path, g.part, g.load, g.in_part_pct, g.moves
-        )?;
-        for (id, p) in &m.gb_parts {
-            writeln!(
-                w,
-                "            PART-{id} {} {} {} {}",
-                p.cpus,
-                g.by_part_mcpu.get(id).copied().unwrap_or(0),
-                (p.load * 1000.0).round() as u64,
-                if g.part == *id as u64 { "*" } else { "" }
-            )?;
-        }
-    }
-    Ok(())
-}
-
 #[derive(Default)]
 struct GroupState {
     /// Cumulative run time by partition slot at the last period.
@@ -620,41 +581,6 @@ mod tests {
         assert!(!confirm_move(&mut pending, Some(0), 2));
         assert!(confirm_move(&mut pending, Some(0), 2), "SETTLE_CONFIRM periods in a row");
         assert_eq!(pending, None);
-    }
-
-    #[test]
-    fn gb_stats_view() {
-        use crate::stats::{Counters, Metrics, Samples};
-        let zero: Counters = [0; bpf_intf::sis_stat_SIS_NR_STATS as usize];
-        let sample = |swaps: u64| {
-            let mut g = GbSample { enabled: true, ..Default::default() };
-            g.counters[bpf_intf::gb_stat_GB_STAT_MOVE_SWAP as usize] = swaps;
-            let a = GbGroupMetrics {
-                path: "/cg/a".into(),
-                part: 0,
-                load: 3.8,
-                in_part_pct: 97.4,
-                by_part_mcpu: [(0, 3700), (1, 100)].into(),
-                ..Default::default()
-            };
-            let p0 = GbPartMetrics { cpus: "0-3".into(), load: 3.9, groups: [(0, a)].into(), ..Default::default() };
-            let p1 = GbPartMetrics { cpus: "4-7".into(), load: 0.2, ..Default::default() };
-            g.parts = [(0, p0), (1, p1)].into();
-            Samples { gb: g, ..Default::default() }
-        };
-        let d = Metrics::from_counters(&zero, sample(5)).delta(&Metrics::from_counters(&zero, sample(2)));
-        assert_eq!((d.gb_enabled, d.gb_move_swap), (1, 3));
-        assert_eq!(d.gb_parts[&0].groups[&0].path, "/cg/a");
-        let mut out = Vec::new();
-        format(&mut out, &d).unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert!(out.contains("gb group /cg/a part 0 load 3.80 in-part 97.4% moves 0"), "{out}");
-        assert!(out.contains("PART-0 0-3 3700 3900 *\n"), "{out}");
-        assert!(out.contains("PART-1 4-7 100 200 \n"), "{out}");
-        // off: no gb lines at all
-        let mut out = Vec::new();
-        format(&mut out, &Metrics::default()).unwrap();
-        assert!(out.is_empty());
     }
 
     #[test]

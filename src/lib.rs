@@ -1,8 +1,6 @@
 //! scx_sis library: everything but the scheduler's main loop, so host tests reach it.
 
 pub mod access;
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod bpf_intf;
 pub mod bpf_skel;
 pub mod control;
@@ -10,6 +8,7 @@ pub mod error;
 pub mod group;
 pub mod idle_filter;
 pub mod knobs;
+pub mod layout;
 pub mod llc_stats;
 pub mod maps;
 pub mod overload;

@@ -9,7 +9,7 @@ use crate::bpf_intf;
 use crate::idle_filter::filter_stride;
 use crate::overload::ovl_index;
 use crate::stats::{LlcCounters, LlcSamples};
-use crate::topology::Topology;
+use crate::topology::{cpulist, Topology};
 
 const NR: usize = bpf_intf::sis_llc_stat_SIS_NR_LLC_STATS as usize;
 
@@ -34,21 +34,6 @@ pub fn counters(topo: &Topology, llc_stats: &impl MapCore) -> Result<Vec<LlcCoun
         }
     }
     Ok(out)
-}
-
-/// "0-3,8": the kernel's cpulist format.
-pub fn cpulist(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
-        i = j + 1;
-    }
-    out.join(",")
 }
 
 /// Per-CPU state chars of `Metrics::cpu_state`, by priority.

@@ -22,7 +22,8 @@ use scx_sis::error::{as_usage, usage_err};
 use scx_sis::group;
 use scx_sis::idle_filter::{self, SisMode};
 use scx_sis::knobs::{self, Knob, Knobs};
-use scx_sis::maps::{self, Layout};
+use scx_sis::layout::Layout;
+use scx_sis::maps;
 use scx_sis::overload::{self, StealMode, StealScope};
 use scx_sis::rundir;
 use scx_sis::stats::{self, Counters, Metrics, Samples};
@@ -166,11 +167,6 @@ struct Opts {
 
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
-    /// A/B benchmark: run workloads alternately under the kernel's fair scheduler and under
-    /// scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
-    /// mmtests-style comparison and writes JSON, CSV and plots.
-    #[cfg(feature = "bench")]
-    Bench(Box<scx_sis::bench::BenchArgs>),
     /// Live terminal UI of a running scx_sis (reads its stats socket; works over ssh).
     Top(scx_sis::tui::TopArgs),
     /// Change knobs of the running scx_sis live, e.g. `scx_sis set steal=off` (root only).
@@ -181,18 +177,6 @@ enum Cmd {
         #[arg(value_name = "KEY=VALUE")]
         pairs: Vec<String>,
     },
-    /// One fairness workload of the bench's fair-* suites (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__fairness", hide = true)]
-    Fairness(scx_sis::bench::fairness::ProbeArgs),
-    /// The bench's gb-sysbench workload (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__gbbench", hide = true)]
-    GbBench(scx_sis::bench::gbbench::ProbeArgs),
-    /// The bench's wakelat workload: CPU hogs around cyclictest (internal).
-    #[cfg(feature = "bench")]
-    #[command(name = "__wakelat", hide = true)]
-    WakeLat(scx_sis::bench::wakelat::ProbeArgs),
 }
 
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
@@ -240,12 +224,12 @@ impl<'a> Scheduler<'a> {
         let gb_cfg =
             group::Config::new(opts.partitions.as_deref(), &opts.gb_cgroup, &opts.gb_parent, opts.gb_period_ms, &topo)?;
         info!("{SCHEDULER_NAME}: {}", topo.summary());
-        debug!("{} possible CPU ids, {} online", topo.nr_cpu_ids, scx_sis::llc_stats::cpulist(&topo.cpu_ids()));
+        debug!("{} possible CPU ids, {} online", topo.nr_cpu_ids, scx_sis::topology::cpulist(&topo.cpu_ids()));
         for l in &topo.llcs {
             debug!(
                 "LLC {}: CPUs {} ({} cores), node {}",
                 l.id,
-                scx_sis::llc_stats::cpulist(&l.cpus),
+                scx_sis::topology::cpulist(&l.cpus),
                 l.nr_cores,
                 l.node
             );
@@ -361,7 +345,7 @@ impl<'a> Scheduler<'a> {
             info!(
                 "{SCHEDULER_NAME}: group balancer: {} partitions ({}), {} opted-in cgroups, period {} ms",
                 cfg.parts.len(),
-                cfg.parts.iter().map(|p| scx_sis::llc_stats::cpulist(p)).collect::<Vec<_>>().join(";"),
+                cfg.parts.iter().map(|p| scx_sis::topology::cpulist(p)).collect::<Vec<_>>().join(";"),
                 cfg.optin.len(),
                 cfg.period.as_millis()
             );
@@ -380,7 +364,7 @@ impl<'a> Scheduler<'a> {
             t_attach.elapsed().as_millis(),
             t_init.elapsed().as_millis()
         );
-        let stats_server = stats::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
+        let stats_server = scx_sis::stats_server::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
             "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",
             knobs.summary(),
@@ -578,15 +562,7 @@ fn run(opts: Opts) -> Result<()> {
     debug!("{SCHEDULER_NAME} {}", version());
 
     match &opts.cmd {
-        #[cfg(feature = "bench")]
-        Some(Cmd::Bench(args)) => return scx_sis::bench::run(args),
         Some(Cmd::Top(args)) => return scx_sis::tui::run(args).map_err(tui_err),
-        #[cfg(feature = "bench")]
-        Some(Cmd::Fairness(args)) => return scx_sis::bench::fairness::probe(args),
-        #[cfg(feature = "bench")]
-        Some(Cmd::GbBench(args)) => return scx_sis::bench::gbbench::probe(args),
-        #[cfg(feature = "bench")]
-        Some(Cmd::WakeLat(args)) => return scx_sis::bench::wakelat::probe(args),
         Some(Cmd::Set { pairs }) => return set(pairs),
         None => {}
     }

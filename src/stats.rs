@@ -9,18 +9,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Result;
-use log::{debug, info, warn};
+use log::info;
 use scx_stats::prelude::*;
 use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
-use crate::access::{self, ConnectError, Group};
+use crate::access::{self, ConnectError};
 use crate::bpf_intf::*;
 use crate::error::usage_err;
 use crate::group::{GbPartMetrics, GbSample};
 use crate::knobs::KnobName;
-use crate::rundir::Access;
-use crate::stats_server::{Limits, Server};
 
 /// Raw counters summed over CPUs, indexed by `enum sis_stat`.
 pub type Counters = [u64; sis_stat_SIS_NR_STATS as usize];
@@ -466,9 +464,47 @@ impl Metrics {
             self.cg_untracked, self.cg_map_full,
             if self.cg_weight_lost > 0 { format!(" weight changes lost {}", self.cg_weight_lost) } else { String::new() },
         )?;
-        crate::group::format(w, self)?;
+        format_gb(w, self)?;
         Ok(())
     }
+}
+
+/// The gb lines of `--stats` / `--monitor`: counters, then per group the proposal's gb_stat view,
+/// one line per partition (id, CPUs, the group's load there, the partition's load, `*` on the
+/// preferred one; loads in milli-CPUs).
+fn format_gb<W: std::io::Write>(w: &mut W, m: &Metrics) -> Result<()> {
+    if m.gb_enabled == 0 {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "          gb wake prev/part/elsewhere {}/{}/{} | move idle {} swap {} | steal-pref {}{}",
+        m.gb_wake_prev,
+        m.gb_wake_part,
+        m.gb_wake_elsewhere,
+        m.gb_move_idle,
+        m.gb_move_swap,
+        m.gb_steal_pref,
+        if m.gb_no_state > 0 { format!(" | ungrouped (map full) {}", m.gb_no_state) } else { String::new() },
+    )?;
+    for g in m.gb_parts.values().flat_map(|p| p.groups.values()) {
+        writeln!(
+            w,
+            "          gb group {} part {} load {:.2} in-part {:.1}% moves {}",
+            g.path, g.part, g.load, g.in_part_pct, g.moves
+        )?;
+        for (id, p) in &m.gb_parts {
+            writeln!(
+                w,
+                "            PART-{id} {} {} {} {}",
+                p.cpus,
+                g.by_part_mcpu.get(id).copied().unwrap_or(0),
+                (p.load * 1000.0).round() as u64,
+                if g.part == *id as u64 { "*" } else { "" }
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The stats' descriptions (`--help-stats`, the `stats_meta` request).
@@ -478,27 +514,6 @@ pub fn metas() -> Vec<StatsMeta> {
 
 pub fn server_data() -> StatsServerData<(), Metrics> {
     metas().into_iter().fold(StatsServerData::new(), |d, m| d.add_meta(m))
-}
-
-/// Launches the stats server on `path`: root only, or readable by `group` (access.rs), with the
-/// default limits (stats_server.rs).
-pub fn launch_server(path: &Path, group: Option<&Group>) -> Result<Server> {
-    let server = Server::launch(path, Access::group(group.map(|g| g.gid)), Limits::default(), Default::default())?;
-    match group {
-        Some(g) => {
-            debug!("stats socket {}: mode 0660, group {} ({})", path.display(), g.name, g.gid);
-            if let Some(d) = access::unsearchable_dir(path, g.gid) {
-                warn!(
-                    "--stats-group {}: {} is not searchable by the group, so it cannot reach {} (chmod o+x or g+x it)",
-                    g.name,
-                    d.display(),
-                    path.display()
-                );
-            }
-        }
-        None => debug!("stats socket {}: mode 0600 (root only; --stats-group opens it to a group)", path.display()),
-    }
-    Ok(server)
 }
 
 /// Prints the stats of the scheduler serving `path` every `intv` until `shutdown`. Waits while
@@ -545,35 +560,38 @@ mod tests {
 
     /// The served socket is 0600 root's, or 0660 with --stats-group's group, from its bind on.
     #[test]
-    fn server_socket_access() {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("scx/root/stats");
-        let server = launch_server(&p, None).unwrap();
-        let md = std::fs::metadata(&p).unwrap();
-        assert!(md.file_type().is_socket());
-        assert_eq!(md.mode() & 0o7777, 0o600);
-        drop(server);
-
-        // our own group: allowed without root too
-        let gid = unsafe { libc::getegid() };
-        let g = Group { name: "mine".into(), gid };
-        let server = launch_server(&p, Some(&g)).unwrap();
-        let md = std::fs::metadata(&p).unwrap();
-        assert_eq!((md.mode() & 0o7777, md.gid()), (0o660, gid));
-        // and it serves: a request is answered with a sample the run loop's side takes
-        let hub = server.hub();
-        std::thread::spawn(move || loop {
-            if hub.serve(|| Ok::<_, ()>(Metrics { nr_cpus: 3, ..Default::default() })).is_err() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        });
-        let mut c = StatsClient::new().set_path(&p).connect(Some(5000)).unwrap();
-        let m: Metrics = c.request("stats", vec![]).unwrap();
-        assert_eq!(m.nr_cpus, 3);
-        let meta: BTreeMap<String, serde_json::Value> = c.request("stats_meta", vec![]).unwrap();
-        assert!(meta.contains_key("Metrics") && meta.contains_key("LlcMetrics"), "{:?}", meta.keys());
+    fn gb_stats_view() {
+        use crate::group::GbGroupMetrics;
+        let zero: Counters = [0; sis_stat_SIS_NR_STATS as usize];
+        let sample = |swaps: u64| {
+            let mut g = GbSample { enabled: true, ..Default::default() };
+            g.counters[gb_stat_GB_STAT_MOVE_SWAP as usize] = swaps;
+            let a = GbGroupMetrics {
+                path: "/cg/a".into(),
+                part: 0,
+                load: 3.8,
+                in_part_pct: 97.4,
+                by_part_mcpu: [(0, 3700), (1, 100)].into(),
+                ..Default::default()
+            };
+            let p0 = GbPartMetrics { cpus: "0-3".into(), load: 3.9, groups: [(0, a)].into(), ..Default::default() };
+            let p1 = GbPartMetrics { cpus: "4-7".into(), load: 0.2, ..Default::default() };
+            g.parts = [(0, p0), (1, p1)].into();
+            Samples { gb: g, ..Default::default() }
+        };
+        let d = Metrics::from_counters(&zero, sample(5)).delta(&Metrics::from_counters(&zero, sample(2)));
+        assert_eq!((d.gb_enabled, d.gb_move_swap), (1, 3));
+        assert_eq!(d.gb_parts[&0].groups[&0].path, "/cg/a");
+        let mut out = Vec::new();
+        format_gb(&mut out, &d).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("gb group /cg/a part 0 load 3.80 in-part 97.4% moves 0"), "{out}");
+        assert!(out.contains("PART-0 0-3 3700 3900 *\n"), "{out}");
+        assert!(out.contains("PART-1 4-7 100 200 \n"), "{out}");
+        // off: no gb lines at all
+        let mut out = Vec::new();
+        format_gb(&mut out, &Metrics::default()).unwrap();
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -26,6 +26,7 @@ use log::{debug, warn};
 use scx_stats::prelude::*;
 use serde_json::Value;
 
+use crate::access::{self, Group};
 use crate::rundir::{self, Access, BoundPath};
 use crate::stats::Metrics;
 
@@ -306,6 +307,27 @@ impl Shared {
     }
 }
 
+/// Launches the stats server on `path`: root only, or readable by `group` (access.rs), with the
+/// default limits (stats_server.rs).
+pub fn launch_server(path: &Path, group: Option<&Group>) -> Result<Server> {
+    let server = Server::launch(path, Access::group(group.map(|g| g.gid)), Limits::default(), Default::default())?;
+    match group {
+        Some(g) => {
+            debug!("stats socket {}: mode 0660, group {} ({})", path.display(), g.name, g.gid);
+            if let Some(d) = access::unsearchable_dir(path, g.gid) {
+                warn!(
+                    "--stats-group {}: {} is not searchable by the group, so it cannot reach {} (chmod o+x or g+x it)",
+                    g.name,
+                    d.display(),
+                    path.display()
+                );
+            }
+        }
+        None => debug!("stats socket {}: mode 0600 (root only; --stats-group opens it to a group)", path.display()),
+    }
+    Ok(server)
+}
+
 impl Server {
     /// Serves the stats of `hub` at `path` with `access`.
     pub fn launch(path: &Path, access: Access, limits: Limits, hub: Arc<Hub>) -> Result<Server> {
@@ -360,5 +382,43 @@ impl Drop for Server {
         for s in self.shared.conns.lock().unwrap().streams.values() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Metrics;
+
+    #[test]
+    fn server_socket_access() {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("scx/root/stats");
+        let server = launch_server(&p, None).unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        assert!(md.file_type().is_socket());
+        assert_eq!(md.mode() & 0o7777, 0o600);
+        drop(server);
+
+        // our own group: allowed without root too
+        let gid = unsafe { libc::getegid() };
+        let g = Group { name: "mine".into(), gid };
+        let server = launch_server(&p, Some(&g)).unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!((md.mode() & 0o7777, md.gid()), (0o660, gid));
+        // and it serves: a request is answered with a sample the run loop's side takes
+        let hub = server.hub();
+        std::thread::spawn(move || loop {
+            if hub.serve(|| Ok::<_, ()>(Metrics { nr_cpus: 3, ..Default::default() })).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+        let mut c = StatsClient::new().set_path(&p).connect(Some(5000)).unwrap();
+        let m: Metrics = c.request("stats", vec![]).unwrap();
+        assert_eq!(m.nr_cpus, 3);
+        let meta: BTreeMap<String, serde_json::Value> = c.request("stats_meta", vec![]).unwrap();
+        assert!(meta.contains_key("Metrics") && meta.contains_key("LlcMetrics"), "{:?}", meta.keys());
     }
 }

@@ -51,6 +51,21 @@ pub struct Topology {
     pub smt_width: usize,
 }
 
+/// "0-3,8": the kernel's cpulist format.
+pub fn cpulist(cpus: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 /// Larger than any CPU id a kernel can have (NR_CPUS is at most 8192): the bound of a cpulist
 /// read without a topology at hand (sysfs, the stats), so a corrupt one cannot expand to
 /// billions of ids. A real machine too big for scx_sis gets Topology::check_limits's message.
@@ -259,7 +274,7 @@ impl Topology {
                  per LLC (bpf/intf.h)",
                 l.cpus.len(),
                 l.id,
-                crate::llc_stats::cpulist(&l.cpus)
+                cpulist(&l.cpus)
             ));
         }
         if let Some(c) = self.cpus.iter().find(|c| c.siblings.len() > MAX_SMT as usize) {
@@ -267,7 +282,7 @@ impl Topology {
                 "this machine has a core of {} hardware threads (CPUs {}); {built} SIS_MAX_SMT = {MAX_SMT} \
                  (bpf/intf.h)",
                 c.siblings.len(),
-                crate::llc_stats::cpulist(&c.siblings)
+                cpulist(&c.siblings)
             ));
         }
         Ok(())

@@ -73,8 +73,6 @@ fn invalid_options() {
     assert_usage_error(&["--exit-dump-len=-1"], "exit-dump-len");
     assert_usage_error(&["--exit-dump-len", "lots"], "exit-dump-len");
     assert_usage_error(&["--exit-dump-len", "4194304"], "0..=2097152");
-    #[cfg(feature = "bench")]
-    assert_usage_error(&["bench", "--runs", "lots"], "runs");
 }
 
 /// `--partitions` with CPU ids past the machine's: refused at once, before the system is
@@ -88,29 +86,13 @@ fn partitions_out_of_range() {
     assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
 }
 
-/// `bench --suite wakelat`'s run on this host, scheduler aside: the suite's own command (hogs
-/// around cyclictest through the hidden `__wakelat`) through the bench's executor and parser.
-#[cfg(feature = "bench")]
+/// The scheduler carries no benchmark harness (that is scx_sis_bench): no `bench` subcommand,
+/// no hidden workload subcommands, and no word of it in --help.
 #[test]
-fn wakelat_run_gives_a_p99() {
-    use scx_sis::bench::executor::{Executor, ProcessExecutor};
-    use scx_sis::bench::workloads::Scale;
-    let sc = Scale { nproc: 1, quick: true, hackbench_groups: None, hackbench_loops: None, duration_s: Some(1) };
-    let suite = scx_sis::bench::wakelat::suite(&sc, Path::new(env!("CARGO_BIN_EXE_scx_sis")));
-    let dir = tempfile::tempdir().unwrap();
-    let raw = dir.path().join("wakelat.txt");
-    let mut ex = ProcessExecutor { abort: Default::default() };
-    let m = ex.run(&suite, &suite.params[0], &raw).unwrap_or_else(|e| panic!("{e}"));
-    let out = std::fs::read_to_string(&raw).unwrap();
-    assert!(m.value > 0.0 && out.contains("wakelat: p99") && out.len() < 100_000, "{out}");
-}
-
-/// Built with --no-default-features: a scheduler without the benchmark harness, and no word
-/// of it in --help.
-#[cfg(not(feature = "bench"))]
-#[test]
-fn lean_build_has_no_bench() {
-    assert_usage_error(&["bench"], "bench");
+fn scheduler_has_no_bench() {
+    for sub in ["bench", "__fairness", "__gbbench", "__wakelat"] {
+        assert_usage_error(&[sub], sub);
+    }
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
     assert!(!out.to_lowercase().contains("bench"), "--help mentions bench: {out}");
@@ -155,8 +137,6 @@ fn help_and_version_succeed() {
     ] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
-    #[cfg(feature = "bench")]
-    assert!(out.contains("bench"), "--help documents bench");
     for flag in ["--version", "-V"] {
         let (code, out, _) = run(&[flag]);
         assert_eq!(code, 0);
@@ -244,7 +224,7 @@ fn stats_group_member_reads_the_stats() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let p = dir.path().join("stats");
     let group = scx_sis::access::Group { name: "nogroup".into(), gid: NOBODY };
-    let server = scx_sis::stats::launch_server(&p, Some(&group)).unwrap();
+    let server = scx_sis::stats_server::launch_server(&p, Some(&group)).unwrap();
     let hub = server.hub();
     std::thread::spawn(move || loop {
         let _ = hub.serve(|| Ok::<_, ()>(scx_sis::stats::Metrics { nr_cpus: 5, ..Default::default() }));

@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use crate::llc_stats::cpulist as list;
+use crate::topology::cpulist as list;
 
 /// Shape of a fixture machine: CPUs numbered so a core's threads are adjacent (0-1, 2-3, ...).
 pub struct Shape {

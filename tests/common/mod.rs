@@ -9,7 +9,8 @@ use libbpf_rs::{MapCore, MapFlags, OpenObject, ProgramInput};
 
 use scx_sis::bpf_intf;
 use scx_sis::idle_filter;
-use scx_sis::maps::{percpu_sum, Layout};
+use scx_sis::layout::Layout;
+use scx_sis::maps::percpu_sum;
 use scx_sis::overload;
 use scx_sis::sis_test_skel::*;
 use scx_sis::topology::{self, Topology};

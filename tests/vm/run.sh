@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Run the scx_sis VM tests: one VM boot per kernel, running tests/vm/guest/all.sh inside.
 #   tests/vm/run.sh [--kernel 6.12|7.3|all|PATH] [--cpus N] [--sockets S --cores C --threads T]
-#                   [--memory 4G] [--timeout SECS] [--bin PATH] [--env NAME=VALUE]... [--mttcg] [TESTS...]
+#                   [--memory 4G] [--timeout SECS] [--bin PATH] [--bench-bin PATH] [--env NAME=VALUE]...
+#                   [--mttcg] [TESTS...]
 # TESTS: guest test names (badinput smoke partial hotswap; default: all of them).
 # --bin: the scheduler binary (default: <repo>/target/release/scx_sis; build it first).
+# --bench-bin: the bench harness the bench tests run (default: scx_sis_bench beside --bin).
 # --env: a knob for the guest tests (e.g. SIS_MODES=full; each test script lists its own).
 # --mttcg: boot on the parallel rig (vm.sh --mttcg: multi-threaded TCG, vCPUs <= host cores).
 # Prints per-kernel summaries and a last line 'N passed, M failed' (N/M: test scripts over all
@@ -12,7 +14,7 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-kernels=all bin="$repo/target/release/scx_sis" timeout="" vmargs=() tests=() genv=()
+kernels=all bin="$repo/target/release/scx_sis" bench_bin="" timeout="" vmargs=() tests=() genv=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernels=${2:?}; shift 2 ;;
@@ -20,8 +22,9 @@ while [ $# -gt 0 ]; do
     --mttcg) vmargs+=(--mttcg); shift ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
+    --bench-bin) bench_bin=${2:?}; shift 2 ;;
     --env) case "${2:?}" in [A-Z_]*=*) genv+=("$2") ;; *) echo "run.sh: --env wants NAME=VALUE, not '$2'" >&2; exit 2 ;; esac; shift 2 ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac
@@ -35,6 +38,8 @@ if [ ! -x "$bin" ]; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+# a missing harness fails only the tests that need it (lib.sh: require_scx_sis_bench)
+bench_bin=$(realpath -m "${bench_bin:-$(dirname "$bin")/scx_sis_bench}")
 case "$bin" in "$repo"/*) ;; *) echo "run.sh: note: $bin is outside the repo; the guest sees the host's root fs read-only, fine" >&2 ;; esac
 
 total_pass=0 total_fail=0 lines=()
@@ -56,7 +61,7 @@ for k in $kernels; do
   # Benchmarks (bench/run-vm.sh) keep a production kernel's default. SCX_SIS_VM_APPEND adds more.
   SCX_SIS_VM_APPEND="mitigations=off${SCX_SIS_VM_APPEND:+ $SCX_SIS_VM_APPEND}" \
   "$here/vm.sh" --kernel "$kpath" "${vmargs[@]}" --timeout "$t" --log "$log" -- \
-    env "${genv[@]}" SCX_SIS="$bin" SCX_SIS_SUMMARY="$sumfile" bash "$here/guest/all.sh" "${tests[@]}" | tee "$out"
+    env "${genv[@]}" SCX_SIS="$bin" SCX_SIS_BENCH="$bench_bin" SCX_SIS_SUMMARY="$sumfile" bash "$here/guest/all.sh" "${tests[@]}" | tee "$out"
   vrc=${PIPESTATUS[0]}
   # the guest writes its last line to $sumfile (the console may interleave kernel messages)
   summary=$(grep -hE '^[0-9]+ passed, [0-9]+ failed$' "$sumfile" "$out" 2>/dev/null | head -n 1)

@@ -122,7 +122,7 @@ rm -f "$rcfile" "$dmesgfile"
 } > "$gscript"
 chmod +x "$gscript"
 
-# scx_sis_rig= on the guest's command line tells `scx_sis bench` which rig its numbers come from
+# scx_sis_rig= on the guest's command line tells `scx_sis_bench` which rig its numbers come from
 tcg=single rig=tcg-serial; [ "$mttcg" = 1 ] && tcg=multi rig=mttcg
 qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=$tcg ${qemu_fw[*]}"
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails

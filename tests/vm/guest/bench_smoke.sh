@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench_smoke: a tiny `scx_sis bench` session (hackbench --quick, 2 runs, no warm-up) with EEVDF,
+# bench_smoke: a tiny `scx_sis_bench` session (hackbench --quick, 2 runs, no warm-up) with EEVDF,
 # scx_sis and one variant (nofilter = --sis-mode linear); checks the exit code, results.json
 # (parses, 4 ok runs per variant, scx_sis telemetry), runs.csv, table.txt rows, the PNG, that
 # nothing is left attached, and a clean kernel log.
-# env: SCX_SIS (required). SCX_SIS_BENCH_TESTBIN: run the harness from the library's test binary
-# instead of `$SCX_SIS bench` (before main.rs has the subcommand; see bench::tests::vm_session).
+# env: SCX_SIS and SCX_SIS_BENCH (required).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
+require_scx_sis_bench
 trap cleanup_sched EXIT
 
 out="$SCX_SIS_OUT/bench-smoke"
@@ -16,17 +16,9 @@ bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --out "$out" --variant
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
 t0=$(ts)
-if [ -n "${SCX_SIS_BENCH_TESTBIN:-}" ]; then
-  log "harness: $SCX_SIS_BENCH_TESTBIN (test bench::tests::vm_session) ${bench_args[*]} --scx-sis-bin $SCX_SIS"
-  SCX_SIS_BENCH_ARGS="$(printf '%q ' "${bench_args[@]}" --scx-sis-bin "$SCX_SIS")" \
-    "$SCX_SIS_BENCH_TESTBIN" --ignored --exact bench::tests::vm_session --nocapture \
-    >"$SCX_SIS_OUT/bench-smoke.stdout" 2>"$SCX_SIS_OUT/bench-smoke.stderr"
-  rc=$?
-else
-  log "harness: $SCX_SIS bench ${bench_args[*]}"
-  "$SCX_SIS" bench "${bench_args[@]}" >"$SCX_SIS_OUT/bench-smoke.stdout" 2>"$SCX_SIS_OUT/bench-smoke.stderr"
-  rc=$?
-fi
+log "harness: $SCX_SIS_BENCH ${bench_args[*]} --scx-sis-bin $SCX_SIS"
+"$SCX_SIS_BENCH" "${bench_args[@]}" --scx-sis-bin "$SCX_SIS" >"$SCX_SIS_OUT/bench-smoke.stdout" 2>"$SCX_SIS_OUT/bench-smoke.stderr"
+rc=$?
 check_eq "bench exit code (after $(since "$t0")s)" "$rc" 0
 if [ "$rc" != 0 ]; then tail -n 25 "$SCX_SIS_OUT/bench-smoke.stderr" | sed 's/^/  | /'; fi
 check_eq "state after" "$(sched_state)" disabled
@@ -60,7 +52,7 @@ check "table row: groups 1" grep -qE '^Amean +1 +[0-9.]+ \(   0\.00%\) +[0-9.]+ 
 check "table row: groups 2" grep -qE '^Amean +2 +[0-9.]+ \(   0\.00%\) ' "$table"
 check "table has the verdict" grep -q '^verdict vs EEVDF' "$table"
 check "table has the scx_sis telemetry footer" grep -qE '^  scx_sis +1 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$table"
-if [ -z "${SCX_SIS_BENCH_TESTBIN:-}" ]; then check "stdout is the table" cmp -s "$table" "$SCX_SIS_OUT/bench-smoke.stdout"; fi
+check "stdout is the table" cmp -s "$table" "$SCX_SIS_OUT/bench-smoke.stdout"
 sed 's/^/  | /' "$table"
 if [ "$(head -c 4 "$out/hackbench.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ]; then pass "hackbench.png is a PNG ($(stat -c %s "$out/hackbench.png") bytes)"
 else fail "hackbench.png missing or not a PNG"; fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cgweight: cgroup cpu.weight, scx_sis against EEVDF in the same boot, through
-# `scx_sis bench --suite cgroups` (1 run per case, EEVDF and scx_sis only):
+# `scx_sis_bench --suite cgroups` (1 run per case, EEVDF and scx_sis only):
 #  - cg-weight: cgroups of cpu.weight 300 and 100, one hog each, one CPU: scx_sis's CPU-time
 #    ratio within TOL_PCT of 3.00.
 #  - cg-threads: a 4-hog and a 1-hog cgroup of equal weight, one CPU: within TOL_PCT of 1.00.
@@ -34,9 +34,10 @@
 # children's weights (host-side race test: tests/cgroup_weight.rs).
 # Then cgroup churn while attached: create, move a hog in and out, change cpu.weight, delete,
 # 20 rounds: scx_sis stays attached, clean kernel log.
-# env: SCX_SIS (required), CG_SECS (measured window per case, default 3)
+# env: SCX_SIS and SCX_SIS_BENCH (required), CG_SECS (measured window per case, default 3)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
+require_scx_sis_bench
 trap cleanup_sched EXIT
 
 TOL_PCT=5

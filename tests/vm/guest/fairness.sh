@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fairness: the fair class's promises under saturation, scx_sis against EEVDF in the same boot, through
-# `scx_sis bench --suite fairness` (1 run per case, no warm-up run, EEVDF and scx_sis only;
+# `scx_sis_bench --suite fairness` (1 run per case, no warm-up run, EEVDF and scx_sis only;
 # each case's own warm-up stays):
 #  - fair-nice1: nice 0 vs nice 5 pinned to one CPU: the target, scx_sis's CPU-time ratio
 #    within NICE1_TOL_PCT of NICE1_IDEAL (the kernel's weights, 1024/335), is printed; asserted is
@@ -38,10 +38,11 @@
 #    sleepers (~0.5).
 # EEVDF's own numbers are printed as NOTE lines (and whether EEVDF itself meets the absolute
 # targets). Nothing is left attached; clean kernel log.
-# env: SCX_SIS (required), FAIR_SECS (measured window per case, default 3), FAIR_FORK_SECS (8),
+# env: SCX_SIS and SCX_SIS_BENCH (required), FAIR_SECS (measured window per case, default 3), FAIR_FORK_SECS (8),
 # FAIR_SLEEP_RUNS (3)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
+require_scx_sis_bench
 trap cleanup_sched EXIT
 
 # the targets

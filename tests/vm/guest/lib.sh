@@ -79,6 +79,23 @@ require_scx_sis() {
   fi
 }
 
+# require_scx_sis_bench: SCX_SIS_BENCH (the bench harness, scx_sis_bench) is an executable; then,
+# as for SCX_SIS, it points at a tmpfs copy, beside scx_sis's.
+require_scx_sis_bench() {
+  if [ -z "${SCX_SIS_BENCH:-}" ] || [ ! -x "$SCX_SIS_BENCH" ]; then
+    fail "SCX_SIS_BENCH='${SCX_SIS_BENCH:-}' is not an executable (set it to the absolute path of scx_sis_bench)"
+    finish; exit 1
+  fi
+  local copy=/dev/shm/scx_sis-test/scx_sis_bench
+  if [ "${SCX_SIS_NO_COPY:-0}" != 1 ] && [ -d /dev/shm ]; then
+    if [ ! -x "$copy" ]; then
+      mkdir -p "${copy%/*}" && chmod 755 "${copy%/*}" && cp "$SCX_SIS_BENCH" "$copy.tmp" && mv "$copy.tmp" "$copy" ||
+        { rm -f "$copy.tmp"; note "cannot copy $SCX_SIS_BENCH to $copy: running it over 9p"; return 0; }
+    fi
+    SCX_SIS_BENCH=$copy
+  fi
+}
+
 sched_state() { local s="?"; { read -r s < "$SCX/state"; } 2>/dev/null; echo "$s"; }
 sched_ops() { cat "$SCX/root/ops" 2>/dev/null || true; }
 enable_seq() { cat "$SCX/enable_seq" 2>/dev/null || echo -1; }
@@ -291,15 +308,15 @@ spinner_totals() {
     END { print r + 0, v + 0, m + 0 }')
 }
 
-# ---- `scx_sis bench` sessions and their results (fairness, cgweight) ----
-# bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis bench` (BENCH_RUNS runs,
+# ---- `scx_sis_bench` sessions and their results (fairness, cgweight) ----
+# bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis_bench` of $SCX_SIS (BENCH_RUNS runs,
 # default 1, no warm-up run) into DIR; checks its exit code and that nothing is left attached,
 # shows its table
 bench_session() {
   local dir=$1 t0 rc
   t0=$(ts)
-  "$SCX_SIS" bench --suite "$2" --quick --duration "$3" --runs "${BENCH_RUNS:-1}" --warmup 0 \
-    --out "$dir" "${@:4}" \
+  "$SCX_SIS_BENCH" --scx-sis-bin "$SCX_SIS" --suite "$2" --quick --duration "$3" --runs "${BENCH_RUNS:-1}" \
+    --warmup 0 --out "$dir" "${@:4}" \
     >"$dir.stdout" 2>"$dir.stderr"
   rc=$?
   check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0

@@ -22,10 +22,11 @@
 #     hogs left 0 to 6 per CPU (one among 6 gets half the mean). Where the hogs end is logged, not
 #     judged: the probe's SCHED_FIFO measurer takes a CPU for its final reads (R in its load
 #     line), its hogs go elsewhere, and with steal off nothing refills an idle CPU.
-# env: SCX_SIS (required), STEAL_SECS (measured window, default 4), STEAL_MAX_IMBALANCE_MS (250),
+# env: SCX_SIS and SCX_SIS_BENCH (required), STEAL_SECS (measured window, default 4), STEAL_MAX_IMBALANCE_MS (250),
 #      LLC_GAP_MAX (10), BAL_SPREAD_MAX_PCT (40)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
+require_scx_sis_bench
 trap 'cleanup_sched; kill $(jobs -p) 2>/dev/null' EXIT
 win=${STEAL_SECS:-4}
 max_imb=${STEAL_MAX_IMBALANCE_MS:-250}
@@ -100,7 +101,7 @@ nosteal_balance() {
   if [ "$how" = set ]; then
     out=$("$SCX_SIS" set steal=off 2>&1); check_eq "$name: scx_sis set steal=off exit code ($out)" "$?" 0
   fi
-  out=$("$SCX_SIS" __fairness spread --secs "$win" --warmup 2 2>&1) || fail "$name: __fairness spread failed: $(tail -n 3 <<<"$out")"
+  out=$("$SCX_SIS_BENCH" __fairness spread --secs "$win" --warmup 2 2>&1) || fail "$name: __fairness spread failed: $(tail -n 3 <<<"$out")"
   log "$name: hogs per CPU at the end: $(sed -n 's/^hogs per CPU at the end: //p' <<<"$out")"
   grep -E '^(scx_sis load/tasks|scx_sis overloaded map)' <<<"$out" | sed "s/^/[$TEST_NAME] $name: /"
   check_eq "$name: hogs measured" "$(grep -c '^hog .*run_ms=' <<<"$out")" "$((3 * NPROC))"

@@ -51,9 +51,9 @@ pub fn local_time() -> (String, String) {
 
 /// Is the system fit to attach schedulers? A UsageError if not.
 pub fn preflight() -> Result<()> {
-    crate::preflight::check(&crate::preflight::Hints {
+    scx_sis::preflight::check(&scx_sis::preflight::Hints {
         no_sched_ext: "run the benchmarks in a VM on a sched_ext kernel (bench/run-vm.sh)",
-        not_root: "scx_sis bench must run as root (it attaches and detaches sched_ext schedulers)",
+        not_root: "scx_sis_bench must run as root (it attaches and detaches sched_ext schedulers)",
         attached: ": the baseline needs the fair class",
     })
 }
@@ -206,7 +206,7 @@ impl SysSnapshot {
 fn online_cpus() -> Vec<i32> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
-        .and_then(|s| crate::topology::parse_cpulist(s.trim()).ok())
+        .and_then(|s| scx_sis::topology::parse_cpulist(s.trim()).ok())
         .map(|v| v.into_iter().map(|c| c as i32).collect())
         .unwrap_or_default()
 }

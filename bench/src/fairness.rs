@@ -1,4 +1,4 @@
-//! The `fairness` suites of `scx_sis bench`: does a scheduler keep the promises of the
+//! The `fairness` suites of `scx_sis_bench`: does a scheduler keep the promises of the
 //! fair class when there are more runnable CPU hogs than CPUs?
 //!
 //! - `fair-nice1`: a nice-0 and a nice-5 hog pinned to one CPU; their CPU-time ratio (ideal
@@ -30,7 +30,7 @@
 //!   `--gb-parent /sys/fs/cgroup/scx_sis_gb` makes them two groups settled on distinct
 //!   partitions: does cpu.weight still hold across partitions (ideal 3)?
 //!
-//! Each run is `scx_sis __fairness CASE --secs T --warmup W` (a hidden subcommand: the real
+//! Each run is `scx_sis_bench __fairness CASE --secs T --warmup W` (a hidden subcommand: the real
 //! workload, measured from /proc), which prints its details and a last line `metric: X`, so
 //! the runner, parsers, tables and JSON of the other suites serve these unchanged. CPU time is a
 //! hog's run time from /proc/PID/schedstat (ns; without CONFIG_SCHED_INFO se.sum_exec_runtime
@@ -46,10 +46,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::cgroups::CgTree;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
+use super::parsers::METRIC_RE;
 use super::statistics::Direction;
-use super::workloads::Scale;
-use crate::error::usage_err;
+use scx_sis::error::usage_err;
 
 /// `--suite fairness` expands to these, in this order.
 pub const ALL: &str = "fairness";
@@ -59,9 +59,6 @@ pub const ALL_CG: &str = "cgroups";
 pub const CG_NAMES: &[&str] = &["cg-weight", "cg-threads", "cg-nested", "cg-wide", "cg-deep"];
 /// cg-deep's nesting under its weight-25 cgroup.
 const DEEP_LEVELS: usize = 20;
-
-/// The line the probe ends with and the suites' regex parser reads.
-pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
 
 /// Weights of nice 0 and nice 5 in the kernel's sched_prio_to_weight[].
 pub const NICE1_IDEAL: f64 = 1024.0 / 335.0;
@@ -141,7 +138,7 @@ impl Case {
     }
 }
 
-/// `scx_sis __fairness CASE`: run one fairness workload and print `metric: X` (hidden; the
+/// `scx_sis_bench __fairness CASE`: run one fairness workload and print `metric: X` (hidden; the
 /// `fair-*` bench suites run it).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProbeArgs {
@@ -284,7 +281,8 @@ pub fn suite(case: Case, sc: &Scale, exe: &Path) -> Suite {
     };
     // the groups' parent must be there before a `--gb-parent` variant attaches (best effort and
     // only on cgroup2: the probe reports a failure itself)
-    if case == Case::GbWide && crate::group::cgroup_id(Path::new(super::gbbench::GB_PARENT).parent().unwrap()).is_ok() {
+    if case == Case::GbWide && scx_sis::group::cgroup_id(Path::new(super::gbbench::GB_PARENT).parent().unwrap()).is_ok()
+    {
         let _ = super::gbbench::ensure_parent();
     }
     // ratios of CPU time have a right value: more than it is as wrong as less
@@ -534,7 +532,7 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
 
 /// The counters that show what a CPU's slice ends did (stats.rs has their meaning).
 const BALANCE_COUNTERS: [(&str, u32); 11] = {
-    use crate::bpf_intf::*;
+    use scx_sis::bpf_intf::*;
     [
         ("keep_prev", sis_stat_STAT_KEEP_PREV),
         ("dispatch_local", sis_stat_STAT_DISPATCH_LOCAL),
@@ -555,7 +553,7 @@ fn balance_counters() -> Option<Vec<Vec<u64>>> {
     use libbpf_rs::{MapCore, MapFlags};
     // "stats" is a common name: a map of another size (a peer scheduler's) is not ours
     let (map, entries) = map_by_name("stats")?;
-    if entries != crate::bpf_intf::sis_stat_SIS_NR_STATS {
+    if entries != scx_sis::bpf_intf::sis_stat_SIS_NR_STATS {
         return None;
     }
     let mut per_cpu: Vec<Vec<u64>> = Vec::new();
@@ -611,7 +609,7 @@ fn map_by_name(name: &str) -> Option<(libbpf_rs::MapHandle, u32)> {
 fn cg_tracked(dir: &Path) -> Option<bool> {
     use libbpf_rs::{MapCore, MapFlags};
     let (map, _) = map_by_name("cg_sched_map")?;
-    let id = crate::group::cgroup_id(dir).ok()?;
+    let id = scx_sis::group::cgroup_id(dir).ok()?;
     Some(map.lookup(&id.to_ne_bytes(), MapFlags::ANY).ok()?.is_some())
 }
 
@@ -642,13 +640,13 @@ fn fill_cg_map(t: &mut CgTree, parent: &str) -> Result<std::path::PathBuf> {
 /// cpu_sched_map: what its balancer sees, beside where the hogs are.
 fn cpu_loads() -> Option<Vec<String>> {
     map_cells("cpu_sched_map", |i, v| {
-        if v.len() < std::mem::size_of::<crate::bpf_intf::cpu_sched>() {
+        if v.len() < std::mem::size_of::<scx_sis::bpf_intf::cpu_sched>() {
             return None;
         }
         // SAFETY: the value is a cpu_sched (checked size), read unaligned from the byte buffer
-        let c: crate::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
+        let c: scx_sis::bpf_intf::cpu_sched = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
         // load in task-weight units (nice 0 = 100)
-        let load = c.load >> crate::bpf_intf::sis_consts_SIS_LOAD_SHIFT;
+        let load = c.load >> scx_sis::bpf_intf::sis_consts_SIS_LOAD_SHIFT;
         Some(format!("{i}:{load}/{}{}", c.nr_runnable, if c.released != 0 { "R" } else { "" }))
     })
 }
@@ -762,7 +760,7 @@ fn measure_as_rt() -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &sp) == 0 }
 }
 
-/// Entry of `scx_sis __fairness`.
+/// Entry of `scx_sis_bench __fairness`.
 pub fn probe(a: &ProbeArgs) -> Result<()> {
     if !(a.secs > 0.0 && a.secs <= 3600.0) {
         return Err(usage(format!("__fairness --secs {}: expected 0 < SECS <= 3600", a.secs)));
@@ -946,7 +944,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::workloads::parse;
+    use crate::parsers::parse;
 
     fn scale(quick: bool, duration_s: Option<u32>) -> Scale {
         Scale { nproc: 8, quick, hackbench_groups: None, hackbench_loops: None, duration_s }
@@ -1066,6 +1064,6 @@ mod tests {
         let a = ProbeArgs { case: Case::Sleep, secs: 0.2, warmup: 0.0 };
         probe(&a).unwrap();
         let e = probe(&ProbeArgs { case: Case::Nice1, secs: 0.0, warmup: 0.0 }).unwrap_err();
-        assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+        assert!(e.downcast_ref::<scx_sis::error::UsageError>().is_some());
     }
 }

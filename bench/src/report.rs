@@ -501,7 +501,7 @@ pub fn to_csv(res: &Results) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::model::*;
+    use crate::model::*;
 
     fn rec(suite: &str, param: &str, variant: &str, round: usize, value: f64) -> RunRecord {
         RunRecord {
@@ -527,9 +527,9 @@ pub(crate) mod tests {
                 kind: VariantKind::ScxSis { args: vec!["--sis-mode".into(), "linear".into()] },
             },
         ];
-        let mut hb = crate::bench::runner::tests::suite("hackbench", &["1", "12"]);
+        let mut hb = crate::runner::tests::suite("hackbench", &["1", "12"]);
         hb.title = "hackbench-process-pipes".into();
-        let mut np = crate::bench::runner::tests::suite("netperf-udp", &["send-64"]);
+        let mut np = crate::runner::tests::suite("netperf-udp", &["send-64"]);
         np.title = "netperf-udp".into();
         np.metric = "throughput".into();
         np.unit = "10^6bits/sec".into();
@@ -598,7 +598,7 @@ pub(crate) mod tests {
         let mut res = sample();
         for r in res.runs.iter_mut() {
             let sis = r.variant != "EEVDF";
-            r.system = Some(crate::bench::model::SystemDelta {
+            r.system = Some(crate::model::SystemDelta {
                 ctxt: if sis { 2500 } else { 1000 },
                 idle_pct: 10.0,
                 migrations: Some(if sis { 300 } else { 200 }),

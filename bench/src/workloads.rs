@@ -3,12 +3,14 @@
 //! list.
 //!
 //! The tools the suites need are in `tools`, the output parsers in `parsers`, the process
-//! executor in `executor`; their items are re-exported here under their old paths.
+//! executor in `executor`, `Scale` in `model`; their items are re-exported here under their old
+//! paths.
 
 use super::model::{Param, Parser, Server, Skipped, Suite};
 use super::statistics::Direction;
 
 pub use super::executor::{Executor, Measurement, ProcessExecutor};
+pub use super::model::Scale;
 pub use super::parsers::{parse, parse_hackbench, parse_netperf, parse_regex, parse_schbench, parse_tbench};
 pub use super::tools::{check_tools, optional, which};
 
@@ -51,19 +53,6 @@ pub const BUILTIN: &[&str] = &[
 /// wakelat is one row (about 7 s a run): cheap, and on Debian, where schbench is skipped, the
 /// only wakeup latency measured.
 pub const DEFAULT_SUITES: &str = "hackbench,tbench,netperf,schbench,wakelat";
-
-/// Sizes of the built-in suites.
-#[derive(Clone, Debug)]
-pub struct Scale {
-    pub nproc: usize,
-    pub quick: bool,
-    /// hackbench groups (default: powers of two up to nproc; quick: 1, 2).
-    pub hackbench_groups: Option<Vec<u32>>,
-    /// hackbench -l (default 100, quick 20).
-    pub hackbench_loops: Option<u32>,
-    /// Seconds per tbench/netperf/schbench/wakelat run (default 5, 3 for netperf; quick 2, 1).
-    pub duration_s: Option<u32>,
-}
 
 /// 1, 2, 4, ... up to `max` (and `max` itself if it is no power of two).
 pub fn pow2_upto(max: usize) -> Vec<u32> {
@@ -356,5 +345,24 @@ mod tests {
         // wakelat runs this binary's hidden probe around cyclictest (rt-tests: mandatory)
         let w = resolve("wakelat", &sc, &mut skipped).unwrap();
         assert_eq!((w.len(), w[0].params[0].command[1].as_str()), (1, "__wakelat"));
+    }
+
+    #[test]
+    fn process_executor_runs_and_fails_clearly() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let mut ex = ProcessExecutor { abort: Arc::new(AtomicBool::new(false)) };
+        let suite = custom("echo", "echo 'ops: 42'", Some(r"ops: (\d+)"), true);
+        let m = ex.run(&suite, &suite.params[0], &dir.path().join("r/echo.txt")).unwrap();
+        assert_eq!(m.value, 42.0);
+        assert!(std::fs::read_to_string(dir.path().join("r/echo.txt")).unwrap().contains("ops: 42"));
+        let suite = custom("bad", "echo oops; exit 3", None, false);
+        let e = ex.run(&suite, &suite.params[0], &dir.path().join("bad.txt")).unwrap_err();
+        assert!(e.contains("failed") && e.contains("oops"), "{e}");
+        let mut suite = custom("slow", "sleep 5", None, false);
+        suite.timeout_s = 0;
+        let e = ex.run(&suite, &suite.params[0], &dir.path().join("slow.txt")).unwrap_err();
+        assert!(e.contains("timed out"), "{e}");
     }
 }

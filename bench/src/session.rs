@@ -1,4 +1,4 @@
-//! A benchmark session, start to end: `scx_sis bench` parses into a plan, checks the host,
+//! A benchmark session, start to end: `scx_sis_bench` parses into a plan, checks the host,
 //! runs the plan while keeping results.json current, and renders table.txt, runs.csv and plots;
 //! or (--report) only renders an earlier session's results.json again.
 
@@ -42,7 +42,20 @@ fn render(res: &Results, dir: &Path) -> Result<String> {
     Ok(table)
 }
 
-/// Entry of `scx_sis bench`.
+/// The scx_sis binary of the scx_sis columns without --scx-sis-bin: the one beside this binary
+/// (cargo builds both into one directory, meson installs both into bindir), else scx_sis on PATH.
+fn scheduler_beside_us() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the scx_sis_bench binary")?;
+    let beside = exe.with_file_name("scx_sis");
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    workloads::which("scx_sis")
+        .and_then(|p| p.canonicalize().ok())
+        .ok_or_else(|| usage(format!("no scx_sis beside {} nor on PATH (give --scx-sis-bin)", exe.display())))
+}
+
+/// Entry of `scx_sis_bench`.
 pub fn run(args: &BenchArgs) -> Result<()> {
     if let Some(dir) = &args.report {
         let path = dir.join("results.json");
@@ -78,7 +91,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Some(p) => workloads::which(&p.to_string_lossy())
             .and_then(|p| p.canonicalize().ok())
             .ok_or_else(|| usage(format!("--scx-sis-bin {}: no such executable", p.display())))?,
-        None => std::env::current_exe().context("locating the scx_sis binary")?,
+        None => scheduler_beside_us()?,
     };
 
     let (created, stamp) = local_time();
@@ -176,13 +189,13 @@ fn append_run(path: &Path, r: &model::RunRecord) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::cli::tests::{args, is_usage};
+    use crate::cli::tests::{args, is_usage};
 
     #[test]
     fn usage_errors_downcast_through_context() {
         let e: anyhow::Error = usage("bad");
         let e = e.context("while doing x");
-        assert_eq!(crate::error::as_usage(&e).unwrap().0, "bad");
+        assert_eq!(scx_sis::error::as_usage(&e).unwrap().0, "bad");
         // run() itself: --runs 0 and an unknown suite are usage errors before any system check
         assert!(is_usage(&run(&args(&["--runs", "0"])).unwrap_err()));
         assert!(is_usage(&run(&args(&["--suite", "bogus", "--dry-run"])).unwrap_err()));

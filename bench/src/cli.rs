@@ -1,4 +1,4 @@
-//! The `scx_sis bench` command line and what it turns into: the variants (columns) and the
+//! The `scx_sis_bench` command line and what it turns into: the variants (columns) and the
 //! suites (tables) of a session.
 
 use std::path::{Path, PathBuf};
@@ -97,8 +97,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20, value_name = "SECS")]
     pub attach_timeout: u64,
 
-    /// The scx_sis binary run for the scx_sis columns [default: this binary]; e.g. to compare
-    /// against another build, or when the harness runs from a test binary.
+    /// The scx_sis binary run for the scx_sis columns [default: scx_sis beside this binary, else
+    /// on PATH]; e.g. to compare against another build.
     #[arg(long, value_name = "PATH")]
     pub scx_sis_bin: Option<PathBuf>,
 
@@ -229,7 +229,7 @@ pub fn build_suites(args: &BenchArgs, nproc: usize) -> Result<(Vec<Suite>, Vec<S
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::statistics;
+    use crate::statistics;
     use clap::Parser;
 
     #[derive(clap::Parser, Debug)]
@@ -243,7 +243,7 @@ pub(crate) mod tests {
     }
 
     pub fn is_usage(e: &anyhow::Error) -> bool {
-        crate::error::as_usage(e).is_some()
+        scx_sis::error::as_usage(e).is_some()
     }
 
     #[test]

@@ -1,14 +1,16 @@
-//! The idle-scale bench's deterministic numbers (src/bench/idle_scale.rs): probes per search and
+//! The idle-scale bench's deterministic numbers (bench/src/idle_scale.rs): probes per search and
 //! recall of the scheduler's idle search in steady state over synthetic LLCs, per mode. Seeded, so
 //! the same on every run; never the time (timing is no test).
 
+// the scheduler's host-test driver (BPF_PROG_TEST_RUN), shared rather than copied
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{Shape, Sis, FULL};
 use libbpf_rs::ProgramInput;
-use scx_sis::bench::idle_scale::{self, idle_cpus, Cell, Params};
 use scx_sis::idle_filter::SisMode;
 use scx_sis::test_intf::bench_scan_args;
+use scx_sis_bench::idle_scale::{self, idle_cpus, Cell, Params};
 
 fn params() -> Params {
     Params { trials: 2, searches: 300, ..Params::new(2, true) }

@@ -169,26 +169,3 @@ impl Executor for ProcessExecutor {
         result
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bench::workloads::custom;
-
-    #[test]
-    fn process_executor_runs_and_fails_clearly() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut ex = ProcessExecutor { abort: Arc::new(AtomicBool::new(false)) };
-        let suite = custom("echo", "echo 'ops: 42'", Some(r"ops: (\d+)"), true);
-        let m = ex.run(&suite, &suite.params[0], &dir.path().join("r/echo.txt")).unwrap();
-        assert_eq!(m.value, 42.0);
-        assert!(std::fs::read_to_string(dir.path().join("r/echo.txt")).unwrap().contains("ops: 42"));
-        let suite = custom("bad", "echo oops; exit 3", None, false);
-        let e = ex.run(&suite, &suite.params[0], &dir.path().join("bad.txt")).unwrap_err();
-        assert!(e.contains("failed") && e.contains("oops"), "{e}");
-        let mut suite = custom("slow", "sleep 5", None, false);
-        suite.timeout_s = 0;
-        let e = ex.run(&suite, &suite.params[0], &dir.path().join("slow.txt")).unwrap_err();
-        assert!(e.contains("timed out"), "{e}");
-    }
-}

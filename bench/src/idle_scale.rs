@@ -1,4 +1,4 @@
-//! `scx_sis bench --suite idle-scale`: the idle-CPU search at LLC sizes no VM here reaches,
+//! `scx_sis_bench --suite idle-scale`: the idle-CPU search at LLC sizes no VM here reaches,
 //! measured on the host where the BPF really runs (JIT on), without sched_ext.
 //!
 //! What runs: the scheduler's own search, bpf/idle_filter.bpf.h, compiled into the host-test
@@ -59,12 +59,12 @@ use super::host::{host_info, local_time};
 use super::model::HostInfo;
 use super::statistics::{amean, stddev};
 use super::{plot, usage};
-use crate::idle_filter::SisMode;
-use crate::maps::Layout;
-use crate::sis_test_skel::*;
-use crate::test_intf::{bench_scan_args, cpu_args};
-use crate::topology::fixture::{write_sysfs, Shape};
-use crate::topology::{self, Topology};
+use scx_sis::idle_filter::SisMode;
+use scx_sis::layout::Layout;
+use scx_sis::sis_test_skel::*;
+use scx_sis::test_intf::{bench_scan_args, cpu_args};
+use scx_sis::topology::fixture::{write_sysfs, Shape};
+use scx_sis::topology::{self, Topology};
 
 pub const NAME: &str = "idle-scale";
 pub const SIZES: [usize; 6] = [8, 16, 32, 64, 128, 256];
@@ -275,7 +275,7 @@ impl<'a> Llc<'a> {
         let mut open = SisTestSkelBuilder::default().open(obj).context("opening the host-test BPF object")?;
         let layout = Layout::of(topo);
         let rodata = open.maps.rodata_data.as_mut().context("no .rodata")?;
-        crate::set_layout_rodata!(&mut *rodata, layout);
+        scx_sis::set_layout_rodata!(&mut *rodata, layout);
         // the host has no built-in idle mask: claims go through the state of record
         rodata.builtin_idle = false;
         open.maps.data_data.as_mut().context("no .data")?.sis_mode = mode.to_bpf();
@@ -283,7 +283,7 @@ impl<'a> Llc<'a> {
         if missing != ["llc_steals"] {
             bail!("host-test object: unexpected unsized maps {missing:?}");
         }
-        crate::group::size_maps(open.open_object_mut(), topo)?;
+        scx_sis::group::size_maps(open.open_object_mut(), topo)?;
         let mut skel = open.load().context("loading the host-test BPF object (verifier)")?;
         topology::write_maps(topo, &skel.maps.cpu_topo_map, &skel.maps.llc_topo_map, &skel.maps.llc_cpus_map)?;
         let bss = skel.maps.bss_data.as_mut().context("no .bss")?;
@@ -793,7 +793,7 @@ pub fn requested(args: &BenchArgs) -> Result<bool> {
     Ok(true)
 }
 
-/// Entry of `scx_sis bench --suite idle-scale`.
+/// Entry of `scx_sis_bench --suite idle-scale`.
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.runs == 0 {
         return Err(usage("--runs must be at least 1"));
@@ -843,7 +843,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::cli::tests::{args, is_usage};
+    use crate::cli::tests::{args, is_usage};
 
     fn cell(n: usize, pct: u32, mode: &str, found: u64, probes_found: u64, with_idle: u64, ns: f64) -> Cell {
         Cell {

@@ -14,7 +14,7 @@ use scx_stats::prelude::StatsClient;
 use super::model::{Variant, VariantKind};
 use super::runner::{safe, AfterRun, Controller, CtlError};
 
-pub use crate::preflight::{ops, state, SCX_SYSFS};
+pub use scx_sis::preflight::{ops, state, SCX_SYSFS};
 
 pub fn enable_seq() -> Option<u64> {
     std::fs::read_to_string(format!("{SCX_SYSFS}/enable_seq")).ok()?.trim().parse().ok()

@@ -1,16 +1,16 @@
-//! `scx_sis bench`: A/B benchmarks of the fair class (EEVDF, nothing attached) against scx_sis
+//! `scx_sis_bench`: A/B benchmarks of the fair class (EEVDF, nothing attached) against scx_sis
 //! variants and other sched_ext schedulers, interleaved run by run, with an mmtests-style
 //! comparison table, results.json, runs.csv and a PNG plot per suite.
 //!
-//! Built only with the `bench` cargo feature (on by default); `--no-default-features` gives a
-//! scheduler binary without this harness.
+//! Its own crate, beside the scheduler's: it uses the scheduler's library (the BPF skeletons,
+//! topology, usage errors), and the scheduler binary carries none of this.
 //!
 //! Layout, by responsibility:
 //! - `cli`: the command line and the variants and suites it asks for;
 //! - `host`: what is recorded about the machine, and whether it can attach schedulers;
 //! - `plan`: the plan text (--dry-run); `session`: one session start to end (the entry, `run`);
 //! - `workloads`: the suite catalogue (`fairness`, `gbbench`, `wakelat`: suites run through
-//!   hidden scx_sis subcommands); `tools`: the programs the suites need; `parsers`: the
+//!   hidden scx_sis_bench subcommands); `tools`: the programs the suites need; `parsers`: the
 //!   numbers read from their output; `executor`: runs one workload as child processes;
 //! - `sched`: attach/detach through sysfs, telemetry; `runner`: the interleaved loop over the
 //!   `Controller`/`Executor` traits;
@@ -43,4 +43,4 @@ pub use cli::{build_suites, build_variants, split_args, BenchArgs};
 pub use session::run;
 
 // bad input or an unfit system: the one usage error of scx_sis (exit code 2, one line)
-use crate::error::usage_err as usage;
+use scx_sis::error::usage_err as usage;

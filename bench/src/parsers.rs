@@ -4,6 +4,10 @@ use regex::Regex;
 
 use super::model::Parser;
 
+/// The line the workload probes (fairness.rs, gbbench.rs) end with and their suites' regex
+/// parser reads.
+pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
+
 fn num(tok: &str) -> Option<f64> {
     tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }

@@ -1,10 +1,10 @@
-//! The `wakelat` suite of `scx_sis bench`: how soon a woken normal task runs when every CPU is
+//! The `wakelat` suite of `scx_sis_bench`: how soon a woken normal task runs when every CPU is
 //! busy ("bounded latency" in the guide). It stands in for schbench's wakeup p99, as
 //! schbench is not packaged by Debian: cyclictest (rt-tests, installed for hackbench anyway)
 //! with one SCHED_OTHER thread per CPU, unpinned, each waking every millisecond, beside one
 //! nice-0 CPU hog per CPU. The metric is p99 of all the threads' wakeup latencies.
 //!
-//! Each run is `scx_sis __wakelat --hogs N --warmup W -- cyclictest ...` (hidden subcommand): it
+//! Each run is `scx_sis_bench __wakelat --hogs N --warmup W -- cyclictest ...` (hidden subcommand): it
 //! forks the hogs (fairness.rs's, killed on every way out), runs cyclictest, and prints its
 //! output without the histogram's all-zero rows (HIST_US rows otherwise, megabytes per run) and a
 //! summary line; the suite's parser reads p99 from that histogram.
@@ -17,11 +17,10 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::fairness::Hogs;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
 use super::parsers::cyclictest_latencies;
 use super::statistics::Direction;
-use super::workloads::Scale;
-use crate::error::usage_err;
+use scx_sis::error::usage_err;
 
 pub const NAME: &str = "wakelat";
 
@@ -105,7 +104,7 @@ pub fn without_empty_rows(out: &str) -> (String, usize) {
     (kept, dropped)
 }
 
-/// Entry of `scx_sis __wakelat`.
+/// Entry of `scx_sis_bench __wakelat`.
 pub fn probe(a: &ProbeArgs) -> Result<()> {
     if !(0.0..=600.0).contains(&a.warmup) {
         return Err(usage_err(format!("__wakelat --warmup {}: expected 0..=600", a.warmup)));
@@ -154,7 +153,7 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::parsers::parse;
+    use crate::parsers::parse;
 
     const CYCLICTEST: &str = include_str!("testdata/cyclictest-t2-h2000.txt");
 
@@ -200,7 +199,7 @@ mod tests {
         let bad = ProbeArgs { hogs: 1, warmup: 0.0, command: vec!["false".into()] };
         assert!(probe(&bad).unwrap_err().to_string().contains("false failed"));
         let e = probe(&ProbeArgs { warmup: -1.0, ..a }).unwrap_err();
-        assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+        assert!(e.downcast_ref::<scx_sis::error::UsageError>().is_some());
         assert!(parse(&Parser::Cyclictest, "wakelat: p99 5 us\n", 1.0).is_err());
     }
 }

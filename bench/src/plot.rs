@@ -188,7 +188,7 @@ mod tests {
     /// one, drawing fails with the reason the bench prints when it skips the plots.
     #[test]
     fn png_is_written() {
-        let res = crate::bench::report::tests::sample();
+        let res = crate::report::tests::sample();
         let dir = tempfile::tempdir().unwrap();
         if let Err(e) = ensure_font() {
             assert!(e.starts_with("no TTF font found under /usr/share/fonts") || e.ends_with("usable TTF font"), "{e}");

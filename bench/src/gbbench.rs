@@ -1,4 +1,4 @@
-//! The `gb-sysbench` suite of `scx_sis bench` (the group balancer proposal's scenario scaled to the
+//! The `gb-sysbench` suite of `scx_sis_bench` (the group balancer proposal's scenario scaled to the
 //! machine): one cgroup per partition (one per LLC, the group balancer's default), each running
 //! `sysbench memory` with as many threads as the partition has CPUs (row `full`), or one
 //! thread each (row `light`: groups that fit, where the balancer must cost nothing). The metric
@@ -6,18 +6,17 @@
 //!
 //! The cgroups are children of GB_PARENT, which the suite creates (cpu controller on) so that a
 //! variant `--variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"` can attach before the first
-//! run. Each run is `scx_sis __gbbench --threads N --secs T` (hidden subcommand).
+//! run. Each run is `scx_sis_bench __gbbench --threads N --secs T` (hidden subcommand).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use super::fairness::METRIC_RE;
-use super::model::{Param, Parser, Suite};
+use super::model::{Param, Parser, Scale, Suite};
+use super::parsers::METRIC_RE;
 use super::statistics::Direction;
-use super::workloads::Scale;
-use crate::topology::Topology;
+use scx_sis::topology::Topology;
 
 pub const NAME: &str = "gb-sysbench";
 pub const GB_PARENT: &str = "/sys/fs/cgroup/scx_sis_gb";
@@ -58,7 +57,7 @@ pub fn suite(sc: &Scale) -> Suite {
     };
     // best effort here, and only on cgroup2 (never a directory in a v1 tmpfs): the probe
     // reports a failure itself
-    if crate::group::cgroup_id(Path::new(GB_PARENT).parent().unwrap()).is_ok() {
+    if scx_sis::group::cgroup_id(Path::new(GB_PARENT).parent().unwrap()).is_ok() {
         let _ = ensure_parent();
     }
     Suite {
@@ -85,7 +84,7 @@ pub fn parse_events_per_sec(out: &str) -> Option<f64> {
     inner.split_whitespace().next()?.parse().ok()
 }
 
-/// `scx_sis __gbbench`: one cgroup per LLC running sysbench memory; prints each cgroup's
+/// `scx_sis_bench __gbbench`: one cgroup per LLC running sysbench memory; prints each cgroup's
 /// events/s and `metric: TOTAL`.
 pub fn probe(a: &ProbeArgs) -> Result<()> {
     let topo = Topology::discover()?;

@@ -356,9 +356,9 @@ fn run_one(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::model::{Param, Parser, VariantKind};
-    use crate::bench::statistics::Direction;
-    use crate::bench::workloads::Measurement;
+    use crate::model::{Param, Parser, VariantKind};
+    use crate::statistics::Direction;
+    use crate::workloads::Measurement;
     use std::collections::HashMap;
 
     /// Fake controller: logs every call; failures injected per (variant, call number).

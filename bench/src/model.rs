@@ -7,6 +7,19 @@ use super::statistics::Direction;
 /// Name of the baseline column: the kernel's fair class, nothing attached.
 pub const BASELINE: &str = "EEVDF";
 
+/// Sizes of the built-in suites.
+#[derive(Clone, Debug)]
+pub struct Scale {
+    pub nproc: usize,
+    pub quick: bool,
+    /// hackbench groups (default: powers of two up to nproc; quick: 1, 2).
+    pub hackbench_groups: Option<Vec<u32>>,
+    /// hackbench -l (default 100, quick 20).
+    pub hackbench_loops: Option<u32>,
+    /// Seconds per tbench/netperf/schbench/wakelat run (default 5, 3 for netperf; quick 2, 1).
+    pub duration_s: Option<u32>,
+}
+
 /// What runs the CPUs during a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

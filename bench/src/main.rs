@@ -1,0 +1,78 @@
+//! scx_sis_bench: the command line → one benchmark session (`session::run`), or one of the
+//! workloads the suites run as child processes of this binary (hidden `__fairness`,
+//! `__gbbench`, `__wakelat`).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use scx_sis::error::as_usage;
+use scx_sis_bench::{fairness, gbbench, wakelat, BenchArgs};
+
+/// scx_sis_bench: A/B benchmark: run workloads alternately under the kernel's fair scheduler
+/// and under scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
+/// mmtests-style comparison and writes JSON, CSV and plots.
+#[derive(Debug, Parser)]
+#[command(name = "scx_sis_bench", version, args_conflicts_with_subcommands = true)]
+struct Opts {
+    #[command(flatten)]
+    bench: BenchArgs,
+
+    #[command(subcommand)]
+    workload: Option<Workload>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Workload {
+    /// One fairness workload of the fair-* and cg-* suites (internal).
+    #[command(name = "__fairness", hide = true)]
+    Fairness(fairness::ProbeArgs),
+    /// The gb-sysbench workload (internal).
+    #[command(name = "__gbbench", hide = true)]
+    GbBench(gbbench::ProbeArgs),
+    /// The wakelat workload: CPU hogs around cyclictest (internal).
+    #[command(name = "__wakelat", hide = true)]
+    WakeLat(wakelat::ProbeArgs),
+}
+
+fn run(opts: Opts) -> Result<()> {
+    match &opts.workload {
+        None => scx_sis_bench::run(&opts.bench),
+        Some(Workload::Fairness(a)) => fairness::probe(a),
+        Some(Workload::GbBench(a)) => gbbench::probe(a),
+        Some(Workload::WakeLat(a)) => wakelat::probe(a),
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = match Opts::try_parse() {
+        Ok(o) => o,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // clap's own message, kept to its first line, as scx_sis does
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            eprintln!(
+                "scx_sis_bench: error: {} (see scx_sis_bench --help)",
+                first.trim_start_matches("error: ").trim()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match run(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(u) = as_usage(&e) {
+                eprintln!("scx_sis_bench: error: {u}");
+                ExitCode::from(2)
+            } else {
+                eprintln!("scx_sis_bench: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
