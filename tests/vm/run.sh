@@ -2,7 +2,8 @@
 # Run the scx_sis VM tests: one VM boot per kernel, running tests/vm/guest/all.sh inside.
 #   tests/vm/run.sh [--kernel 6.12|7.3|all|PATH] [--cpus N] [--sockets S --cores C --threads T]
 #                   [--memory 4G] [--timeout SECS] [--bin PATH] [--env NAME=VALUE]... [--mttcg] [TESTS...]
-# TESTS: guest test names (badinput smoke partial hotswap; default: all of them).
+# TESTS: guest test names (badinput smoke partial hotswap, or any other in guest/, e.g. kworker at --cpus 32;
+#        default: those four).
 # --bin: the scheduler binary (default: <repo>/target/release/scx_sis; build it first).
 # --env: a knob for the guest tests (e.g. SIS_MODES=full; each test script lists its own).
 # --mttcg: boot on the parallel rig (vm.sh --mttcg: multi-threaded TCG, vCPUs <= host cores).
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
     --env) case "${2:?}" in [A-Z_]*=*) genv+=("$2") ;; *) echo "run.sh: --env wants NAME=VALUE, not '$2'" >&2; exit 2 ;; esac; shift 2 ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac
