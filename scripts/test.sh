@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test: host tests (cargo test: unit, topology fixtures, CLI, BPF mechanisms through
 # BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy -D warnings) and the VM
-# tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis with 32 vCPUs in
-# 4 LLCs, then the parallel rig's smoke (tests/vm/mttcg_smoke.sh). Installs what it needs first.
+# tests on both kernels side by side (6.12 and 7.3, 8 vCPUs in 2 LLCs), then smoke + sis + kworker
+# with 32 vCPUs in 4 LLCs, then the parallel rig's smoke (tests/vm/mttcg_smoke.sh). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --long]
 # --long: the opt-in long mode (hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
@@ -105,12 +105,13 @@ fi
 
 # hotplug.sh is not here: faults' hotplug phase covers it (5 restarts across both LLCs)
 tests8="badinput smoke partial hotswap sis steal bench_smoke top fairness cgweight rt pinned gb faults soak"
-# 32 vCPUs = 4 LLCs: the smoke, and the SIS mechanisms in the default mode (the variants run at 8)
-big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60 smoke sis)
+# 32 vCPUs = 4 LLCs: the smoke, the SIS mechanisms in the default mode (the variants run at 8), and
+# unbound kworkers under overload (the watchdog work is one)
+big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60 smoke sis kworker)
 # one chain per kernel, 8 vCPUs then 32: a kernel done early goes on without waiting for the other
 # soak: its default, 120 s under scx_sis and as long under EEVDF first (--long: 600 s)
 chain() { local k=$1; vm "v$k" --kernel "$k" $tests8; wait $!; vm "b$k" --kernel "$k" "${big[@]}"; wait $!; }
-echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 32 vCPUs in 4 LLCs (smoke sis)"
+echo "== VM tests, 6.12 and 7.3 side by side: 8 vCPUs in 2 LLCs ($tests8), then 32 vCPUs in 4 LLCs (smoke sis kworker)"
 echo "   (each run's output follows when all are done; meanwhile: tail -f $logs/*)"
 chain 6.12 & chain 7.3 &
 wait
