@@ -12,7 +12,7 @@
 # KW_FLOOR_MS: a few TCG turns); scx_sis still attached, not re-attached, and the kernel log
 # clean (no "watchdog failed to check in", no runnable-task stall).
 # env: SCX_SIS (required), KW_SECS (30), KW_HOGS (2), KW_GROUPS (NPROC / 4), KW_MIN_ITEMS (200),
-#      KW_BOUND_MS (1000), KW_FACTOR (3), KW_FLOOR_MS (100)
+#      KW_BOUND_MS (3000: a tenth of the watchdog timeout), KW_FACTOR (3), KW_FLOOR_MS (100)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 
@@ -20,7 +20,7 @@ KW_SECS=${KW_SECS:-30}
 KW_HOGS=${KW_HOGS:-2}
 KW_GROUPS=${KW_GROUPS:-$(( NPROC / 4 > 0 ? NPROC / 4 : 1 ))}
 KW_MIN_ITEMS=${KW_MIN_ITEMS:-200}
-KW_BOUND_MS=${KW_BOUND_MS:-1000}
+KW_BOUND_MS=${KW_BOUND_MS:-3000}
 KW_FACTOR=${KW_FACTOR:-3}
 KW_FLOOR_MS=${KW_FLOOR_MS:-100}
 
