@@ -374,6 +374,14 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	if (is_idle) {
 		stat_inc(STAT_DIRECT_IDLE);
+		/*
+		 * Placed as ops.enqueue places a wakeup, lag capped: unplaced, a
+		 * debt would move the CPU's clock up when the task starts, and
+		 * whoever wakes there next would wait behind its queue that long.
+		 */
+		if (tctx)
+			p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
+						       task_weight(p, tctx));
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	}
 	return cpu;
@@ -504,7 +512,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->affine_placed = 0;
 		sync_placed = tctx->sync_placed;
 		tctx->sync_placed = 0;
-		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup);
+		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
 		/* its weight leaves the busier CPU now: the next looks see the new loads */
 		if (rotated && tctx->ts.load_cpu >= 0)
 			load_account(&tctx->ts, cpu, tctx->ts.load_weight);

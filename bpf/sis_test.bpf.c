@@ -229,7 +229,7 @@ int test_vtime(struct vtime_args *a)
 	ts = &test_tasks[slot];
 	switch (a->op) {
 	case VT_PLACE:
-		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag);
+		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag, a->weight);
 		break;
 	case VT_RUNNING:
 		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now);

@@ -10,6 +10,10 @@
  *    machine-wide clock instead would level the tasks of a CPU every round.
  *  - A sleeper's credit (negative lag) is capped at one slice and granted on
  *    a wakeup only; a task whose slice ended keeps its vtime.
+ *  - Its debt (positive lag) is capped at two slices of its weight when it
+ *    wakes or moves, as the fair class clamps a leaving task's lag: a task
+ *    waits behind each of n queued ones by at most that, not by whatever run
+ *    it was charged last (under TCG a vCPU's whole descheduled turn, seconds).
  *  - Run time is charged from a timestamp taken when the task starts, so
  *    refilling a running task's slice loses nothing.
  *  - A CPU's load is the sum of the weights of its runnable tasks: what
@@ -105,31 +109,49 @@ static __always_inline bool cpu_released(s32 cpu)
 }
 
 /*
- * @vtime, relative to @from's clock, made relative to @to's: the lag carries,
- * but never more than one slice of credit.
+ * The most a task of @weight may owe when it wakes or moves: two slices of
+ * run time in its vtime, the fair class's clamp (update_entity_lag).
+ * Uncapped, a task charged one long run (under TCG, a vCPU descheduled for
+ * seconds under it) kept that debt through its sleeps and at each wakeup
+ * waited behind every task queued on its CPU until each had run as long: a
+ * wait that grew with the number of hogs and the size of one charge. An
+ * unbound kworker (sched_ext's watchdog work) is such a task.
  */
-static __always_inline u64 vtime_carry(u64 vtime, s32 from, s32 to)
+static __always_inline s64 lag_max(u32 weight)
+{
+	return 2 * slice_ns * LOAD_DFL / (weight ? weight : LOAD_DFL);
+}
+
+/*
+ * @vtime, relative to @from's clock, made relative to @to's: the lag carries,
+ * but never more than one slice of credit nor lag_max() of debt.
+ */
+static __always_inline u64 vtime_carry(u64 vtime, s32 from, s32 to, u32 weight)
 {
 	struct cpu_sched *f = cpu_sched(from), *t = cpu_sched(to);
-	s64 lag;
+	s64 lag, debt = lag_max(weight);
 
 	if (!t)
 		return vtime;
 	lag = f ? (s64)(vtime - READ_ONCE(f->vclock)) : 0;
 	if (lag < -(s64)slice_ns)
 		lag = -(s64)slice_ns;
+	if (lag > debt)
+		lag = debt;
 	return READ_ONCE(t->vclock) + lag;
 }
 
 /*
- * The vtime of a task queued on @cpu. A wakeup (or a move to another CPU)
- * measures its lag against the destination's clock, credit capped; a task
- * whose slice ended on the same CPU keeps its vtime: no credit at expiry.
+ * The vtime of a task of @weight queued on @cpu. A wakeup (or a move to
+ * another CPU) measures its lag against the destination's clock, credit and
+ * debt capped; a task whose slice ended on the same CPU keeps its vtime: no
+ * credit at expiry.
  */
-static __always_inline u64 vtime_place(struct task_sched *ts, u64 vtime, s32 cpu, bool wakeup)
+static __always_inline u64 vtime_place(struct task_sched *ts, u64 vtime, s32 cpu, bool wakeup,
+				       u32 weight)
 {
 	if (wakeup || ts->vcpu != cpu)
-		vtime = vtime_carry(vtime, ts->vcpu, cpu);
+		vtime = vtime_carry(vtime, ts->vcpu, cpu, weight);
 	ts->vcpu = cpu;
 	return vtime;
 }
@@ -163,7 +185,7 @@ static __always_inline u64 vtime_running(s32 cpu, struct task_sched *ts, u64 vti
 	struct cpu_sched *c = cpu_sched(cpu);
 
 	/* started elsewhere than queued: a steal, a balance move, a direct dispatch */
-	vtime = vtime_place(ts, vtime, cpu, false);
+	vtime = vtime_place(ts, vtime, cpu, false, weight);
 	ts->charged_at = now;
 	if (c)
 		set_curr(c, vtime, weight, now, true);

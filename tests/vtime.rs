@@ -1,7 +1,7 @@
 //! Per-CPU vtime and weighted load (bpf/vtime.bpf.h) through BPF_PROG_TEST_RUN: lag carried
-//! across CPUs, sleeper credit capped and only on wakeup, run-time charge that a slice refill
-//! does not lose, weights on one CPU (from the nice level, as the fair class has them), wakeup
-//! preemption, load accounting.
+//! across CPUs, sleeper credit capped and only on wakeup, debt capped on wakeup and move,
+//! run-time charge that a slice refill does not lose, weights on one CPU (from the nice level, as
+//! the fair class has them), wakeup preemption, load accounting.
 mod common;
 
 use common::*;
@@ -29,9 +29,15 @@ fn op(op: u32, slot: u32, cpu: i32) -> VtimeArgs {
 }
 
 fn place(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool) -> u64 {
+    place_weighing(s, slot, vtime, cpu, wakeup, 0)
+}
+
+// weight in cpu.weight units (100: nice 0); 0 is taken as nice 0
+fn place_weighing(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool, weight: u32) -> u64 {
     let mut a = op(vtime_test_op_VT_PLACE, slot, cpu);
     a.vtime = vtime;
     a.flag = wakeup as u32;
+    a.weight = weight << sis_consts_SIS_LOAD_SHIFT;
     s.vtime(a).vtime
 }
 
@@ -83,6 +89,25 @@ fn sleeper_credit_capped_at_a_slice_and_only_on_wakeup() {
     // a wakeup elsewhere measures against the destination's clock, capped the same way
     set_clock(&mut s, 12, 9000 * MS);
     assert_eq!(place(&mut s, 1, 500 * MS - 3 * SLICE, 12, true), 9000 * MS - SLICE);
+}
+
+#[test]
+fn debt_capped_at_two_slices_of_its_weight_on_wakeup_and_move() {
+    let mut s = sis();
+    set_clock(&mut s, 5, 900 * MS);
+    place(&mut s, 4, 0, 5, false);
+    // charged 40 slices for one run (a vCPU descheduled under it): it wakes owing two slices
+    assert_eq!(place(&mut s, 4, 900 * MS + 40 * SLICE, 5, true), 900 * MS + 2 * SLICE);
+    // a debt within the cap carries whole
+    assert_eq!(place(&mut s, 4, 900 * MS + SLICE, 5, true), 900 * MS + SLICE);
+    // moved to another CPU, the same cap against the destination's clock
+    set_clock(&mut s, 14, 3000 * MS);
+    assert_eq!(place(&mut s, 4, 900 * MS + 40 * SLICE, 14, false), 3000 * MS + 2 * SLICE);
+    // a nice-10-like weight (10 for 100) runs its vtime 10x faster: its cap is 10x wider
+    set_clock(&mut s, 5, 900 * MS);
+    assert_eq!(place_weighing(&mut s, 4, 3000 * MS + 40 * SLICE, 5, true, 10), 900 * MS + 20 * SLICE);
+    // a slice end on the same CPU keeps the debt: only a wakeup or a move forgives it
+    assert_eq!(place(&mut s, 4, 900 * MS + 40 * SLICE, 5, false), 900 * MS + 40 * SLICE);
 }
 
 #[test]

@@ -3,7 +3,8 @@
 #   tests/vm/run.sh [--kernel 6.12|7.3|all|PATH] [--cpus N] [--sockets S --cores C --threads T]
 #                   [--memory 4G] [--timeout SECS] [--bin PATH] [--bench-bin PATH] [--env NAME=VALUE]...
 #                   [--mttcg] [TESTS...]
-# TESTS: guest test names (badinput smoke partial hotswap; default: all of them).
+# TESTS: guest test names (badinput smoke partial hotswap, or any other in guest/, e.g. kworker at --cpus 32;
+#        default: those four).
 # --bin: the scheduler binary (default: <repo>/target/release/scx_sis; build it first).
 # --bench-bin: the bench harness the bench tests run (default: scx_sis_bench beside --bin).
 # --env: a knob for the guest tests (e.g. SIS_MODES=full; each test script lists its own).
