@@ -153,7 +153,6 @@ enum sis_stat {
 	STAT_WAKE_FORK_EXEC,
 	STAT_WAKE_NONE,			/* no idle CPU found: stays on target */
 	STAT_WAKE_AFFINE,		/* no idle CPU: a sync wakee queued behind its waker */
-	STAT_WAKE_WIDE,			/* ttwu of a many-wakee pattern: not pulled to its waker */
 
 	/* idle filter and scans */
 	STAT_SCAN,

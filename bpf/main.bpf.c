@@ -68,7 +68,6 @@ static __always_inline u64 cg_ancestor_id(struct cgroup *cgrp, u32 level)
 #include "idle_filter.bpf.h"
 #include "overload.bpf.h"
 #include "vtime.bpf.h"
-#include "wake_wide.bpf.h"
 #include "balance.bpf.h"
 #include "cgroup.bpf.h"
 #include "group.bpf.h"
@@ -87,7 +86,6 @@ struct task_ctx {
 	s32 rotate_to;		/* its slice ended and it rotates there (balance.bpf.h); -1: no */
 	u64 runnable_at;	/* when it last woke (or was forked): only hogs rotate */
 	struct task_cg cg;	/* cgroup cpu.weight accounting (cgroup.bpf.h) */
-	struct wakee_flips wakees;	/* how often it wakes another task than last time */
 };
 
 struct {
@@ -246,27 +244,10 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 {
 	s32 this = bpf_get_smp_processor_id(), target = prev, recent, cpu, llc;
 	bool sync = wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_SYNC);
-	struct task_ctx *tctx = lookup_task_ctx(p), *wctx;
-	struct llc_topo *lt;
-	bool wide = false;
+	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	if (!idle)
 		return prev;
-	/*
-	 * A many-wakee pattern is not pulled to its waker (wake_wide.bpf.h):
-	 * hackbench's senders each wake 20 receivers, and pulling every one
-	 * to its sender's CPU was most of its migrations.
-	 */
-	wctx = lookup_task_ctx(bpf_get_current_task_btf());
-	if (wctx) {
-		wakee_record(&wctx->wakees, p->pid, scx_bpf_now());
-		lt = llc_topo(cpu_llc(this));
-		wide = this != prev &&
-		       wakeup_is_wide(wctx->wakees.flips, tctx ? tctx->wakees.flips : 0,
-				      lt ? lt->nr_cpus : 1);
-		if (wide)
-			stat_inc(STAT_WAKE_WIDE);
-	}
 	/*
 	 * wake-affine: pull toward the waker only across LLCs and when allowed;
 	 * a sync wakee (its waker will block on it: pipes, sockets) when its
@@ -275,7 +256,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * A sync wakee pulled whatever waits at its waker's CPU piled a whole
 	 * hackbench into one LLC while the other idled.
 	 */
-	if (!wide && this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
+	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
 	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
 	     (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
 		target = this;
@@ -299,7 +280,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * waking an idle CPU per message (hackbench).
 	 * It does not preempt its waker (ops.enqueue).
 	 */
-	if (sync && !wide && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
+	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
 	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
 		stat_inc(STAT_WAKE_SYNC);
@@ -334,7 +315,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * wake_affine_weight): the wakee waits behind its waker instead of
 	 * running beside it a message at a time (pipes, hackbench).
 	 */
-	if (sync && !wide && this != prev && sis_allowed(p, this) && !cpu_released(this) &&
+	if (sync && this != prev && sis_allowed(p, this) && !cpu_released(this) &&
 	    wake_affine_load(this, prev, task_weight(p, tctx))) {
 		stat_inc(STAT_WAKE_AFFINE);
 		if (tctx)

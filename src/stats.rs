@@ -321,7 +321,6 @@ counter_fields! {
     wake_recent = sis_stat_STAT_WAKE_RECENT: "ttwu placed on the idle recently used CPU",
     wake_scan = sis_stat_STAT_WAKE_SCAN: "ttwu placed by the LLC scan",
     wake_fork_exec = sis_stat_STAT_WAKE_FORK_EXEC: "fork/exec placements (idlest LLC, then scan)",
-    wake_wide = sis_stat_STAT_WAKE_WIDE: "ttwu in a many-wakee pattern (the waker or wakee keeps switching partners): left near prev, not pulled to the waker",
     wake_none = sis_stat_STAT_WAKE_NONE: "ttwu with no idle CPU found: queued on the target",
     wake_affine = sis_stat_STAT_WAKE_AFFINE: "sync ttwu with no idle CPU found: queued behind the waker (its CPU no busier than prev)",
     scans = sis_stat_STAT_SCAN: "LLC idle scans",
@@ -400,7 +399,7 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
         writeln!(
             w,
-            "[scx_sis] wake prev/sync/recent/scan/fx/affine/none {}/{}/{}/{}/{}/{}/{} (wide {}) | enq {} direct {} kick {}",
+            "[scx_sis] wake prev/sync/recent/scan/fx/affine/none {}/{}/{}/{}/{}/{}/{} | enq {} direct {} kick {}",
             self.wake_prev,
             self.wake_sync,
             self.wake_recent,
@@ -408,7 +407,6 @@ impl Metrics {
             self.wake_fork_exec,
             self.wake_affine,
             self.wake_none,
-            self.wake_wide,
             self.enqueue,
             self.direct_idle,
             self.kick_idle,
