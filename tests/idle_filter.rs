@@ -197,6 +197,8 @@ fn idle_core_preferred_over_idle_thread() {
     for mode in [FULL, FILTER] {
         let mut sis = sis16(mode);
         sis.all_busy();
+        // the all-idle start's hint goes, as a search would use it up
+        sis.set_llc(0, false, 8);
         // core 2-3 half idle, core 6-7 fully idle; the hint set by 7's idle path (position 7)
         sis.idle(3);
         sis.idle(6);
