@@ -134,6 +134,23 @@ __noinline int core_is_idle(s32 cpu)
 	return true;
 }
 
+/* A thread of @cpu's core other than @but idle by record. */
+__noinline int core_idle_besides(s32 cpu, s32 but)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+	u32 i;
+
+	if (!t)
+		return false;
+	for_each_smt(i) {
+		if (i >= t->nr_siblings)
+			break;
+		if (t->siblings[i] != (u32)but && cpu_is_idle(t->siblings[i]))
+			return true;
+	}
+	return false;
+}
+
 /*
  * A thread of @cpu's core (@cpu included) allowed for @p and idle, or -1:
  * with @claim it is claimed (claim_cpu), else only idle by record.
@@ -180,8 +197,9 @@ __noinline int filter_cpu_idle(s32 cpu)
 	if (READ_ONCE(c->busy) && __sync_val_compare_and_swap(&c->busy, 1, 0) == 1)
 		__sync_fetch_and_sub(&l->nr_busy, 1);
 
+	/* the hint says where: the filter modes probe that core alone (sis_scan) */
 	if (smt_enabled && !READ_ONCE(l->has_idle_cores) && core_is_idle(cpu))
-		WRITE_ONCE(l->has_idle_cores, 1);
+		WRITE_ONCE(l->has_idle_cores, t->llc_pos + 1);
 
 	if (sis_mode == SIS_MODE_LINEAR)
 		return 0;
@@ -283,24 +301,38 @@ __noinline int filter_reset(u32 llc)
 	return 0;
 }
 
-/* Remove a false positive: its whole core is busy. Its cached generations go stale. */
-__noinline int filter_remove_core(u32 llc, s32 cpu, u32 pos)
+/*
+ * Clear the bit standing for @cpu's core (@pos, or a sibling's position when
+ * the caller does not know which thread holds it); the core's cached
+ * generations go stale.
+ */
+static __always_inline void filter_drop_core(u32 llc, s32 cpu, u32 pos)
 {
 	struct cpu_topo *t = cpu_topo(cpu);
 	u32 i;
 
 	filter_clear(llc, pos);
 	if (!t)
-		return 0;
+		return;
 	for_each_smt(i) {
+		struct cpu_topo *st;
 		struct cpu_ctx *sc;
 
 		if (i >= t->nr_siblings)
 			break;
+		st = cpu_topo(t->siblings[i]);
+		if (st && st->llc_pos != pos)
+			filter_clear(llc, st->llc_pos);
 		sc = cpu_ctx(t->siblings[i]);
 		if (sc)
 			WRITE_ONCE(sc->filter_gen, 0);
 	}
+}
+
+/* Remove a false positive: its whole core is busy. */
+__noinline int filter_remove_core(u32 llc, s32 cpu, u32 pos)
+{
+	filter_drop_core(llc, cpu, pos);
 	stat_inc(STAT_FP_REMOVED);
 	return 0;
 }
@@ -337,7 +369,7 @@ struct scan_result {
 	s32 cpu;		/* claimed idle CPU or -1 */
 	u32 probes;
 	bool full;		/* the whole candidate set was visited */
-	bool fail_prone;	/* the scan checked SMT siblings */
+	bool fail_prone;	/* the scan followed a failed one from the same waker */
 };
 
 /*
@@ -352,7 +384,9 @@ struct scan_ctx {
 	s32 nr;			/* probes left + 1 (decremented before a probe, as in select_idle_cpu) */
 	u32 probes;
 	s32 idle_cpu;
-	u32 has_idle_core, scan_sibling, use_filter, full, found;
+	u32 core_search;	/* the scan began with the idle-core hint set */
+	u32 has_idle_core;	/* in linear mode's idle-core search */
+	u32 scan_sibling, fail_prone, use_filter, full, found;
 };
 
 struct {
@@ -361,6 +395,20 @@ struct {
 	__type(value, struct scan_ctx);
 	__uint(max_entries, 1);
 } scan_ctx_map SEC(".maps");
+
+/*
+ * @cpu, a thread of the core standing at @pos, was claimed. With the
+ * sibling-checking scans (full mode), when no other thread of the core is
+ * idle the bit goes now: left set, it is a false positive the next scan
+ * pays a probe for. One atomic on a word the scan just read, only when the
+ * core fills up; busy CPUs leaving idle still clear nothing (lazy).
+ */
+static __always_inline void scan_claimed(struct scan_ctx *sc, s32 cpu, u32 pos)
+{
+	sc->idle_cpu = cpu;
+	if (sc->scan_sibling && sc->use_filter && !core_idle_besides(cpu, cpu))
+		filter_drop_core(sc->llc, cpu, pos);
+}
 
 /* Probe the candidate @cpu at @pos by the scan's rules; true when an idle CPU is claimed. */
 __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *sc, s32 cpu, u32 pos)
@@ -385,14 +433,15 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 	if (sc->scan_sibling) {
 		s = idle_sibling(p, cpu, true);
 		if (s >= 0) {
-			sc->idle_cpu = s;
 			if (s != cpu)
 				stat_inc(STAT_SIBLING_RESCUE);
+			scan_claimed(sc, s, pos);
 			return true;
 		}
 		stat_inc(STAT_SCAN_FP);
 		llc_stat_inc(sc->llc, LLC_STAT_FP);
-		if (sc->use_filter)
+		/* only a core with no idle thread at all is a false positive */
+		if (sc->use_filter && !core_idle_besides(cpu, -1))
 			filter_remove_core(sc->llc, cpu, pos);
 		return false;
 	}
@@ -409,19 +458,51 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 }
 
 /*
- * One step of the wrap-around walk: moves to the next candidate (a set
- * filter bit, or any position when the filter is off) and probes it, or
- * skips an empty filter word, or switches segment. True when the scan is over.
+ * The next candidate position at or after sc->from in the current segment: a
+ * set filter bit, or any position when the filter is off; -1 when the
+ * segment has none. Empty filter words are skipped in this one call: a step
+ * per word made a search of a busy 256-CPU LLC cost 2.7x that of 8 CPUs.
+ */
+static __always_inline s32 scan_next_pos(struct scan_ctx *sc)
+{
+	u32 pos = sc->from, k;
+	u64 bits = 0;
+
+	if (pos >= sc->end)
+		return -1;
+	if (!sc->use_filter)
+		return pos;
+	bpf_for(k, 0, SIS_MAX_LLC_CPUS / 64) {
+		u64 *w = filter_word(sc->llc, pos);
+
+		if (!w)
+			return -1;
+		bits = READ_ONCE(*w) & (~0ULL << (pos & 63));
+		if (bits)
+			break;
+		pos = (pos & ~63U) + 64;
+		if (pos >= sc->end)
+			return -1;
+	}
+	if (!bits)
+		return -1;
+	pos = (pos & ~63U) + ctz64(bits);
+	return pos < sc->end ? (s32)pos : -1;
+}
+
+/*
+ * One step of the wrap-around walk: moves to the next candidate and probes
+ * it, or switches segment. True when the scan is over.
  */
 __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *sc)
 {
+	s32 cpu, next;
 	u32 pos;
-	s32 cpu;
 
 	if (!sc)
 		return true;
-	pos = sc->from;
-	if (pos >= sc->end) {
+	next = scan_next_pos(sc);
+	if (next < 0) {
 		if (sc->seg) {
 			sc->full = 1;
 			return true;
@@ -431,31 +512,13 @@ __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *s
 		sc->end = sc->start;
 		return false;
 	}
-
-	if (sc->use_filter) {
-		u64 *w = filter_word(sc->llc, pos), bits;
-
-		if (!w) {
-			sc->from = sc->end;
-			return false;
-		}
-		bits = READ_ONCE(*w) & (~0ULL << (pos & 63));
-		if (!bits) {
-			sc->from = (pos & ~63U) + 64;
-			return false;
-		}
-		pos = (pos & ~63U) + ctz64(bits);
-		if (pos >= sc->end) {
-			sc->from = sc->end;
-			return false;
-		}
-	}
+	pos = next;
 	sc->from = pos + 1;
 
 	cpu = llc_cpu_at(sc->llc, pos);
 	if (cpu < 0 || !sis_allowed(p, cpu))
 		return false;
-	/* the idle-core search is not depth-limited (CFS's select_idle_cpu) */
+	/* linear mode's idle-core search is not depth-limited (CFS's select_idle_cpu) */
 	if (!sc->has_idle_core && --sc->nr <= 0)
 		return true;
 	if (scan_probe(p, sc, cpu, pos)) {
@@ -466,16 +529,51 @@ __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *s
 }
 
 /*
+ * The filter modes' idle-core search: one probe, at the core the hint names
+ * (the last one the idle path saw fill with idle threads). Walking the
+ * filter for a whole idle core instead probed every candidate while one
+ * existed anywhere: at 256 CPUs and a quarter idle, 74 probes a search, and
+ * a bound of a few candidates still cost 1.8-2 probes a success. A partly
+ * idle core there serves too: the probe is paid for. True when claimed.
+ */
+__noinline int scan_hinted_core(struct task_struct *p __arg_trusted, struct scan_ctx *sc, u32 hint)
+{
+	s32 cpu, s;
+
+	/* before the walk: sc->end is the LLC's size */
+	if (!sc || !hint || hint > sc->end)
+		return false;
+	cpu = llc_cpu_at(sc->llc, hint - 1);
+	if (cpu < 0 || !sis_allowed(p, cpu))
+		return false;
+	sc->probes++;
+	if (core_is_idle(cpu) && claim_cpu(cpu)) {
+		sc->idle_cpu = cpu;
+		return true;
+	}
+	s = idle_sibling(p, cpu, true);
+	if (s < 0)
+		return false;
+	/* the core's bit may be either thread's */
+	scan_claimed(sc, s, hint - 1);
+	return true;
+}
+
+/*
  * The SIS scan over @llc's filter ∩ p->cpus_ptr, wrapping around from the
- * position after @target. The fail-prone scan rules:
- *  - with has_idle_cores, look for a fully idle core (an idle thread of a
- *    busy core is the fallback);
- *  - a fail-prone scan checks each candidate's SMT siblings (true
- *    negatives) and removes the candidate when its whole core is busy;
- *  - otherwise probe the candidate itself; a busy one stays (lazy);
- *  - afterwards: a failed full idle-core scan resets the filter; any other
- *    failed scan, unless a fail-prone one that went all the way, marks
- *    @target fail-prone.
+ * position after @target. The scan rules:
+ *  - with the has_idle_cores hint, the filter modes probe the hinted core
+ *    (scan_hinted_core), then scan as below; linear mode looks for a fully
+ *    idle core over the whole LLC (an idle thread of a busy core is the
+ *    fallback), as CFS does;
+ *  - in full mode every scan checks each candidate's SMT siblings (true
+ *    negatives) and removes the candidate when its whole core is busy: the
+ *    proposal did so only after a failed scan of the same waker, and random
+ *    wakers rarely repeat, so hidden idle threads and stale bits piled up;
+ *  - in filter mode probe the candidate itself; a busy one stays (lazy);
+ *  - afterwards: a failed full idle-core search resets the filter; any other
+ *    failed scan, unless a full-mode one that went all the way (it removed
+ *    what was stale), marks @target fail-prone.
  */
 __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc,
 				 struct scan_result *res)
@@ -501,12 +599,14 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	sc->llc = llc;
 	sc->use_filter = sis_mode != SIS_MODE_LINEAR;
 	sc->has_idle_core = smt_enabled && READ_ONCE(l->has_idle_cores);
-	sc->scan_sibling = 0;
-	/* the idle-core search consumes the fail-prone flag too, unused */
+	sc->core_search = sc->has_idle_core;
+	sc->fail_prone = 0;
+	/* the idle-core search consumes the flag too */
 	if (sis_mode == SIS_MODE_FULL && READ_ONCE(tc->fail_prone))
-		sc->scan_sibling = __sync_val_compare_and_swap(&tc->fail_prone, 1, 0) == 1;
+		sc->fail_prone = __sync_val_compare_and_swap(&tc->fail_prone, 1, 0) == 1;
 	if (sc->has_idle_core)
-		sc->scan_sibling = 0;
+		sc->fail_prone = 0;
+	sc->scan_sibling = sis_mode == SIS_MODE_FULL;
 	sc->nr = scan_depth(n, READ_ONCE(l->nr_busy)) + 1;
 	sc->start = (tt && tt->llc == llc) ? tt->llc_pos + 1 : 0;
 	if (sc->start >= n)
@@ -521,40 +621,52 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 
 	stat_inc(STAT_SCAN);
 	llc_stat_inc(llc, LLC_STAT_SCAN);
-	if (sc->scan_sibling)
+	if (sc->fail_prone)
 		stat_inc(STAT_FAILPRONE_SCAN);
 
-	/* each step consumes a position or a filter word: 2 * (n + words) + 2 bound it */
-	bpf_for(i, 0, 2 * SIS_MAX_LLC_CPUS + SIS_MAX_LLC_CPUS / 32 + 2) {
-		if (scan_step(p, sc))
+	if (sc->has_idle_core && sc->use_filter) {
+		/* the hint is used up either way: the idle path sets it again */
+		sc->has_idle_core = 0;
+		if (scan_hinted_core(p, sc, READ_ONCE(l->has_idle_cores)))
+			sc->found = 1;
+		WRITE_ONCE(l->has_idle_cores, 0);
+	}
+
+	/* each step consumes a candidate or a segment: n + 2 bound it */
+	bpf_for(i, 0, SIS_MAX_LLC_CPUS + 2) {
+		if (sc->found || scan_step(p, sc))
 			break;
 	}
 
 	res->probes = sc->probes;
 	res->full = sc->full;
-	res->fail_prone = sc->scan_sibling;
+	res->fail_prone = sc->fail_prone;
 	stat_add(STAT_SCAN_PROBE, sc->probes);
 	llc_stat_add(llc, LLC_STAT_PROBE, sc->probes);
 
-	if (sc->found)
-		goto found;
-	if (sc->has_idle_core) {
+	if (!sc->found && sc->has_idle_core) {
 		/*
-		 * The search for a fully idle core failed: the hint goes even when
-		 * an idle thread of a busy core serves, or every later
+		 * Linear mode's search for a fully idle core failed: the hint goes
+		 * even when an idle thread of a busy core serves, or every later
 		 * wakeup would repeat the full search.
 		 */
 		WRITE_ONCE(l->has_idle_cores, 0);
 		if (sc->idle_cpu >= 0 && claim_cpu(sc->idle_cpu))
-			goto found;
+			sc->found = 1;
 	}
+	if (sc->found)
+		goto found;
 
-	if (sc->full && (sc->has_idle_core || sc->scan_sibling)) {
-		/* a failed fail-prone full scan already removed what was stale */
-		if (sc->has_idle_core && sc->use_filter)
+	if (sc->full && (sc->core_search || sc->scan_sibling)) {
+		/*
+		 * A failed full scan that began with the idle-core hint resets the
+		 * filter; a failed full-mode full scan already removed what was
+		 * stale.
+		 */
+		if (sc->core_search && sc->use_filter)
 			filter_reset(llc);
 	} else if (sis_mode == SIS_MODE_FULL) {
-		/* probably fails again from here: check siblings next time */
+		/* probably fails again from here: marked, for the stats and the path split */
 		WRITE_ONCE(tc->fail_prone, 1);
 	}
 	stat_inc(STAT_SCAN_FAIL);
@@ -660,6 +772,7 @@ __noinline int filter_init_cpu(s32 cpu)
 	c->heal_pos = t->llc_pos;
 	c->fail_prone = 0;
 	c->filter_gen = 0;
+	/* every core is idle: the hint may name the first */
 	if (smt_enabled)
 		l->has_idle_cores = 1;
 	/* the first thread stands for the core */

@@ -53,7 +53,7 @@ struct cpu_ctx {
 /* Per LLC, one cache line (idle_filter.bpf.h). */
 struct llc_ctx {
 	u64 gen;		/* bumped on reset: expires every cached filter_gen */
-	u32 has_idle_cores;	/* hint: a fully idle core may exist */
+	u32 has_idle_cores;	/* hint: 1 + LLC position of a CPU whose core filled with idle threads; 0: none */
 	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
 	u64 last_rotate;	/* when a task of this LLC last rotated (balance.bpf.h) */
 	u64 last_xrotate;	/* ... to another LLC */
@@ -165,7 +165,7 @@ enum sis_stat {
 	STAT_FP_REMOVED,		/* false positives removed from the filter */
 	STAT_FILTER_RESET,
 	STAT_FAILPRONE_SCAN,
-	STAT_SIBLING_RESCUE,		/* idle SMT sibling found by a fail-prone scan */
+	STAT_SIBLING_RESCUE,		/* idle SMT sibling found by a full-mode scan */
 	STAT_FILTER_SET,		/* bits set on the idle path */
 	STAT_FILTER_SET_SKIP_GEN,	/* set skipped: generation says already set */
 	STAT_FILTER_SET_SKIP_CORE,	/* set skipped: a sibling already stands for the core */

@@ -41,7 +41,7 @@ struct bench_scan_args {
 	u32 probes;
 	u32 missed;		/* failed while an allowed CPU of the LLC was idle by record */
 	u32 idle_core;		/* the LLC's has_idle_cores hint before: an idle-core search */
-	u32 fail_prone;		/* a fail-prone scan (siblings checked) */
+	u32 fail_prone;		/* the scan followed a failed one from the waker */
 	u32 __pad;
 	u64 ns;			/* bpf_ktime_get_ns() before and after sis_scan */
 	u64 clock_ns;		/* two reads back to back: the clock's own share of ns */

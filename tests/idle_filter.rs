@@ -90,43 +90,66 @@ fn scan_wraps_from_after_target() {
 }
 
 #[test]
-fn busy_candidates_stay_unless_fail_prone() {
-    let mut sis = sis16(FULL);
+fn busy_candidates_stay_in_filter_mode() {
+    let mut sis = sis16(FILTER);
     busy_light(&mut sis);
     // all of LLC 0 busy; filter still 0,2,4,6 (false positives)
     let r = sis.scan(0, 0);
-    assert_eq!(r.cpu, -1);
-    assert_eq!(r.fail_prone, 0);
-    assert_eq!(sis.filter(0), vec![0, 2, 4, 6], "a plain scan removes nothing");
-    assert_eq!(sis.cpu_state(0).1, 1, "the failed scan marks the target fail-prone");
+    assert_eq!((r.cpu, r.probes, r.full), (-1, 4, 1));
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6], "a filter-mode scan removes nothing");
     assert_eq!(sis.stat(sis_stat_STAT_SCAN_FP), 4);
+    assert_eq!(sis.stat(sis_stat_STAT_FP_REMOVED), 0);
+}
 
-    // the next scan from CPU 0 is fail-prone: whole cores busy -> removed
+/// Full mode: every scan, not only one after a failure, removes whole busy cores.
+#[test]
+fn full_mode_scans_remove_busy_cores() {
+    let mut sis = sis16(FULL);
+    busy_light(&mut sis);
     let r = sis.scan(0, 0);
-    assert_eq!((r.cpu, r.fail_prone, r.full), (-1, 1, 1));
+    assert_eq!((r.cpu, r.probes, r.fail_prone, r.full), (-1, 4, 0, 1));
     assert!(sis.filter(0).is_empty());
     assert_eq!(sis.stat(sis_stat_STAT_FP_REMOVED), 4);
-    assert_eq!(sis.cpu_state(0).1, 0, "the flag was consumed; a full fail-prone failure does not re-mark");
+    assert_eq!(sis.cpu_state(0).1, 0, "a full-mode scan that went all the way does not mark");
     // removed cores forget their generation: they set themselves again on idle
     assert_eq!(sis.cpu_state(2).2, 0);
     sis.idle(2);
     assert_eq!(sis.filter(0), vec![2]);
+    // a flagged waker's scan reports it, and consumes the flag
+    sis.set_fail_prone(0, true);
+    let r = sis.scan(0, 0);
+    assert_eq!((r.cpu, r.fail_prone), (2, 1));
+    assert_eq!(sis.cpu_state(0).1, 0);
 }
 
 #[test]
-fn fail_prone_scan_rescues_idle_sibling() {
+fn full_mode_scan_rescues_idle_sibling() {
     let mut sis = sis16(FULL);
     busy_light(&mut sis);
     // CPU 5 idles but its core's bit is CPU 4's: a true negative
     sis.idle(5);
     assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
-    sis.set_fail_prone(0, true);
     let r = sis.scan(0, 0);
-    // 2 busy core (removed), 4 busy but sibling 5 idle -> rescued
-    assert_eq!((r.cpu, r.probes, r.fail_prone), (5, 2, 1));
+    // 2 busy core (removed), 4 busy but sibling 5 idle -> rescued, no failure needed first
+    assert_eq!((r.cpu, r.probes, r.fail_prone), (5, 2, 0));
     assert_eq!(sis.stat(sis_stat_STAT_SIBLING_RESCUE), 1);
-    assert_eq!(sis.filter(0), vec![0, 4, 6]);
     assert_eq!(sis.stat(sis_stat_STAT_FP_REMOVED), 1);
+    // core 4-5 is full now: its bit went with the claim, and its generations with it
+    assert_eq!(sis.filter(0), vec![0, 6]);
+    assert_eq!((sis.cpu_state(4).2, sis.cpu_state(5).2), (0, 0));
+}
+
+/// A claim that leaves an idle thread in the core keeps the core's bit.
+#[test]
+fn claim_keeps_the_bit_of_a_core_still_idle() {
+    let mut sis = sis16(FULL);
+    busy_light(&mut sis);
+    sis.idle(6);
+    sis.idle(7);
+    sis.set_llc(0, false, 0);
+    let r = sis.scan(4, 0);
+    assert_eq!((r.cpu, r.probes), (6, 1));
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
 }
 
 #[test]
@@ -168,33 +191,54 @@ fn reset_puts_back_cpus_idle_by_record_at_core_granule() {
     assert_eq!(sis.filter(0), vec![3, 6], "one bit per core, only idle cores");
 }
 
+/// The hint names the core whose thread completed it; the filter modes probe that core alone.
 #[test]
 fn idle_core_preferred_over_idle_thread() {
-    let mut sis = sis16(FULL);
+    for mode in [FULL, FILTER] {
+        let mut sis = sis16(mode);
+        sis.all_busy();
+        // the all-idle start's hint goes, as a search would use it up
+        sis.set_llc(0, false, 8);
+        // core 2-3 half idle, core 6-7 fully idle; the hint set by 7's idle path (position 7)
+        sis.idle(3);
+        sis.idle(6);
+        sis.idle(7);
+        assert_eq!(sis.llc_state(0).1, 8);
+        let r = sis.scan(0, 0);
+        assert_eq!((r.cpu, r.probes), (7, 1), "the fully idle core wins over the idle thread 3");
+        assert_eq!(sis.llc_state(0).1, 0, "the hint is used up");
+    }
+    // linear mode walks the LLC for a whole idle core, as CFS does
+    let mut sis = sis16(LINEAR);
     sis.all_busy();
-    // core 2-3 half idle, core 6-7 fully idle; has_idle_cores set by 7's idle path
     sis.idle(3);
     sis.idle(6);
     sis.idle(7);
-    assert_eq!(sis.llc_state(0).1, 1);
     let r = sis.scan(0, 0);
-    assert_eq!(r.cpu, 6, "the fully idle core wins over the idle thread 3");
+    assert_eq!((r.cpu, r.probes), (6, 6));
 }
 
 #[test]
 fn idle_thread_fallback_still_clears_the_idle_core_hint() {
     let mut sis = sis16(FULL);
     sis.all_busy();
-    // one idle thread per core, no fully idle core, but the hint says there may be one
+    // one idle thread per core, no fully idle core, but the hint names core 4-5
     for c in [1, 3, 5, 7] {
         sis.idle(c);
     }
     sis.set_llc(0, true, 4);
+    sis.set_hint(0, 5);
     let r = sis.scan(0, 0);
-    assert!([1, 3, 5, 7].contains(&r.cpu), "an idle thread serves: {}", r.cpu);
-    assert_eq!(sis.llc_state(0).1, 0, "the failed idle-core search cleared the hint");
-    // the idle-core search is not depth-limited: it saw every candidate of the filter
-    assert_eq!(r.full, 1);
+    assert_eq!((r.cpu, r.probes, r.full), (5, 1, 0), "the hinted core's idle thread serves");
+    assert_eq!(sis.llc_state(0).1, 0, "the hint is used up");
+    // the hint names a fully busy core: one probe there, then the scan finds 3 behind bit 2
+    for c in [4, 5, 6, 7] {
+        sis.busy(c);
+    }
+    sis.set_hint(0, 5);
+    let r = sis.scan(0, 0);
+    assert_eq!((r.cpu, r.probes), (3, 2));
+    assert_eq!(sis.llc_state(0).1, 0);
 }
 
 #[test]

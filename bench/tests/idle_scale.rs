@@ -49,8 +49,8 @@ fn syscall_programs_refuse_repeat() {
     };
     assert!(run(&mut sis, &mut a, 2).is_err(), "a syscall program ran with repeat = 2");
     assert_eq!(run(&mut sis, &mut a, 0).unwrap().return_value, 0);
-    // every CPU idle after init: the first candidate after CPU 0 is claimed, in one probe
-    assert_eq!((a.cpu, a.probes, a.idle_core, a.fail_prone), (2, 1, 1, 0));
+    // every CPU idle after init: the idle-core hint names position 0, claimed in one probe
+    assert_eq!((a.cpu, a.probes, a.idle_core, a.fail_prone), (0, 1, 1, 0));
 }
 
 #[test]
@@ -62,18 +62,18 @@ fn seeded_runs_repeat_exactly() {
     assert_eq!(a.searches, 600);
 }
 
-/// A fully busy LLC: nothing is found. The filter modes end up with an empty filter (fail-prone
-/// scans remove busy cores, and the failed idle-core search left from the all-idle start resets
-/// it), so a failed search probes nothing; linear probes SIS_PROP's floor of 4 every time.
+/// A fully busy LLC: nothing is found. Full mode's scans remove the busy cores, so a failed
+/// search probes nothing; filter mode never removes them and probes SIS_PROP's floor of 4 every
+/// time, as linear does.
 #[test]
 fn busy_llc() {
     for n in [16, 64] {
-        for mode in [SisMode::Full, SisMode::Filter] {
+        let c = cell(n, 0, SisMode::Full);
+        assert_eq!(counts(&c), (600, 0, 0, 0, 0, 0), "{n} CPUs full");
+        for mode in [SisMode::Filter, SisMode::Linear] {
             let c = cell(n, 0, mode);
-            assert_eq!(counts(&c), (600, 0, 0, 0, 0, 0), "{n} CPUs {mode:?}");
+            assert_eq!(counts(&c), (600, 0, 0, 2400, 0, 0), "{n} CPUs {mode:?}");
         }
-        let c = cell(n, 0, SisMode::Linear);
-        assert_eq!(counts(&c), (600, 0, 0, 2400, 0, 0), "{n} CPUs linear");
     }
 }
 
@@ -99,19 +99,43 @@ fn half_idle() {
     assert!(pl > 1.5 * small, "linear: {small} probes per success at 16 CPUs, {pl} at 64");
 }
 
-/// Few idle CPUs (5%): the numbers behind the missed targets in docs/results.md (Scale). A plain
-/// scan misses an idle thread whose busy sibling holds the core's bit; a fail-prone scan checks
-/// the siblings and finds more; random wakers rarely repeat, so few scans are fail-prone.
+/// The targets of docs/results.md (Scale), full mode: at most 1.5 probes per successful search
+/// from 25% idle up and at most 2 per failed search with every CPU busy, recall of 99% or more,
+/// at every size; linear, the reference, keeps growing with the LLC. At 5% idle the probes miss
+/// (about 1.5-1.8): each search's background wakeup leaves a stale bit the next scans pay for.
+#[test]
+fn full_mode_targets() {
+    for n in [16, 64, 256] {
+        for pct in [0, 25, 50, 100] {
+            let c = cell(n, pct, SisMode::Full);
+            let at = format!("{n} CPUs, {pct}% idle: {:?}", counts(&c));
+            if pct == 0 {
+                assert!(c.probes_per_failed().unwrap() <= idle_scale::TARGET_PROBES_FAILED_BUSY, "{at}");
+                continue;
+            }
+            assert!(c.probes_per_found().unwrap() <= idle_scale::TARGET_PROBES_FOUND, "{at}");
+            assert!(c.recall().unwrap() >= idle_scale::TARGET_RECALL, "{at}");
+        }
+        let c = cell(n, 5, SisMode::Full);
+        assert!(c.recall().unwrap() >= idle_scale::TARGET_RECALL, "{n} CPUs, 5% idle: {:?}", counts(&c));
+        assert!(c.probes_per_found().unwrap() < 2.0, "{n} CPUs, 5% idle: {:?}", counts(&c));
+    }
+    let lin = |n| cell(n, 25, SisMode::Linear).probes_per_found().unwrap();
+    let (small, big) = (lin(16), lin(256));
+    assert!(big > 4.0 * small, "linear: {small} probes per success at 16 CPUs, {big} at 256");
+}
+
+/// Few idle CPUs (5%), by path: every full-mode scan checks siblings, so a plain scan finds the
+/// idle thread behind a busy sibling's bit as a fail-prone one does; filter mode, which does not,
+/// misses about half of them.
 #[test]
 fn few_idle_recall_by_path() {
     for n in [16, 64] {
         let full = cell(n, 5, SisMode::Full);
         let filter = cell(n, 5, SisMode::Filter);
         eprintln!("{n} CPUs: full {:?} paths {:?}; filter {:?}", counts(&full), full.paths, counts(&filter));
-        let (plain, fp) = (full.paths[0], full.paths[1]);
-        assert!(fp.searches > 0 && plain.searches > 0, "{n} CPUs: {:?}", full.paths);
-        let rate = |p: idle_scale::PathStat| p.found as f64 / p.searches as f64;
-        assert!(rate(fp) > rate(plain), "{n} CPUs: fail-prone scans find less often than plain ones");
-        assert!(full.recall().unwrap() > filter.recall().unwrap(), "{n} CPUs: fail-prone handling gains nothing");
+        let plain = full.paths[0];
+        assert!(plain.found as f64 >= 0.99 * plain.searches as f64, "{n} CPUs: {:?}", full.paths);
+        assert!(filter.recall().unwrap() < 0.6, "{n} CPUs: filter mode {:?}", counts(&filter));
     }
 }

@@ -310,6 +310,11 @@ impl Sis {
         });
     }
 
+    /// Points an LLC's idle-core hint at the core of the CPU at `pos` in the LLC.
+    pub fn set_hint(&mut self, llc: usize, pos: u32) {
+        self.update(&self.skel.maps.llc_ctx_map, llc, |l: &mut llc_ctx| l.has_idle_cores = pos + 1);
+    }
+
     pub fn set_fail_prone(&mut self, cpu: usize, on: bool) {
         self.update(&self.skel.maps.cpu_ctx_map, cpu, |c: &mut cpu_ctx| c.fail_prone = on as u32);
     }

@@ -47,12 +47,12 @@ if run_mode full; then
   for f in scans scan_success fp_removed failprone_scans resets filter_sets wake_scan wake_prev; do
     check_gt "full: $f fired" "$(s $f)" 0
   done
-  # A rescue needs a fail-prone scan to meet a half-idle core in the filter. Since a sync wakee
-  # takes its waker's CPU before any scan, hackbench's scans mostly meet an empty
-  # filter: 0-8 rescues per run at 8 vCPUs, also with 3x the loops or a futex load after it. The
-  # rescue itself is asserted on the host (tests/idle_filter.rs, fail_prone_scan_rescues_idle_sibling).
-  check "full: sibling rescues ($(s sibling_rescues)) <= fail-prone scans" \
-    test "$(s sibling_rescues)" -le "$(s failprone_scans)"
+  # A rescue needs a scan to meet a half-idle core in the filter. Since a sync wakee takes its
+  # waker's CPU before any scan, hackbench's scans mostly meet an empty filter: a few rescues per
+  # run at 8 vCPUs, maybe none. The rescue itself is asserted on the host (tests/idle_filter.rs,
+  # full_mode_scan_rescues_idle_sibling); here only that each is a success.
+  check "full: sibling rescues ($(s sibling_rescues)) <= successes" \
+    test "$(s sibling_rescues)" -le "$(s scan_success)"
   check_eq "full: successes + failures = scans" "$(( $(s scan_success) + $(s scan_fail) ))" "$(s scans)"
   # a scan of an empty filter probes nothing, so probes >= successes (each success is a probe)
   check "full: probes ($(s probes)) >= successes ($(s scan_success))" test "$(s probes)" -ge "$(s scan_success)"
@@ -69,7 +69,7 @@ fi
 if run_mode filter --sis-mode filter; then
   check_gt "filter: scans" "$(s scans)" 0
   check_eq "filter: no fail-prone scans without fail-prone handling" "$(s failprone_scans)" 0
-  check_eq "filter: no FP removals (they happen only on fail-prone scans)" "$(s fp_removed)" 0
+  check_eq "filter: no FP removals (only full mode removes)" "$(s fp_removed)" 0
 fi
 
 if run_mode linear --sis-mode linear; then
