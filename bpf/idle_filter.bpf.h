@@ -657,18 +657,19 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 	if (sc->found)
 		goto found;
 
-	if (sc->full && (sc->core_search || sc->scan_sibling)) {
-		/*
-		 * A failed full scan that began with the idle-core hint resets the
-		 * filter; a failed full-mode full scan already removed what was
-		 * stale.
-		 */
-		if (sc->core_search && sc->use_filter)
-			filter_reset(llc);
-	} else if (sis_mode == SIS_MODE_FULL) {
-		/* probably fails again from here: marked, for the stats and the path split */
+	/*
+	 * A failed full scan that began with the idle-core hint resets the
+	 * filter; a failed full-mode full scan already removed what was stale.
+	 */
+	if (sc->full && sc->core_search && sc->use_filter)
+		filter_reset(llc);
+	/*
+	 * The waker's CPU probably fails again: marked fail-prone, as the
+	 * proposal has it. Full mode checks siblings in every scan already, so
+	 * the mark only labels the next scan (stats, the bench's path split).
+	 */
+	if (sis_mode == SIS_MODE_FULL)
 		WRITE_ONCE(tc->fail_prone, 1);
-	}
 	stat_inc(STAT_SCAN_FAIL);
 	llc_stat_inc(llc, LLC_STAT_SCAN_FAIL);
 	return -1;

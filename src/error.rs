@@ -21,6 +21,40 @@ pub fn as_usage(e: &anyhow::Error) -> Option<&UsageError> {
     e.chain().find_map(|c| c.downcast_ref::<UsageError>())
 }
 
+/// A binary's main: parse the options (a clap error becomes the one line `PROG: error: <clap's
+/// first line> (see PROG --help)`, exit 2; --help and --version exit 0), run, and map the outcome
+/// to its exit code: 0, 2 for a UsageError anywhere in the chain, 1 for anything else.
+pub fn main_with<T: clap::Parser>(prog: &str, run: impl FnOnce(T) -> anyhow::Result<()>) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let opts = match T::try_parse() {
+        Ok(o) => o,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{prog}: error: {} (see {prog} --help)", first.trim_start_matches("error: ").trim());
+            return ExitCode::from(2);
+        }
+    };
+    match run(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match as_usage(&e) {
+            Some(u) => {
+                eprintln!("{prog}: error: {u}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("{prog}: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

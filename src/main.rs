@@ -18,7 +18,7 @@ use scx_sis::access::{self, Group};
 use scx_sis::bpf_intf;
 use scx_sis::bpf_skel::*;
 use scx_sis::control::{self, Pending, Request};
-use scx_sis::error::{as_usage, usage_err};
+use scx_sis::error::{main_with, usage_err};
 use scx_sis::group;
 use scx_sis::idle_filter::{self, SisMode};
 use scx_sis::knobs::{self, Knob, Knobs};
@@ -649,31 +649,5 @@ fn tui_err(e: anyhow::Error) -> anyhow::Error {
 }
 
 fn main() -> ExitCode {
-    let opts = match Opts::try_parse() {
-        Ok(o) => o,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            // clap's own message, kept to its first line.
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("invalid arguments");
-            eprintln!("scx_sis: error: {} (see scx_sis --help)", first.trim_start_matches("error: ").trim());
-            return ExitCode::from(2);
-        }
-    };
-    match run(opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            if let Some(u) = as_usage(&e) {
-                eprintln!("scx_sis: error: {u}");
-                ExitCode::from(2)
-            } else {
-                eprintln!("scx_sis: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        }
-    }
+    main_with("scx_sis", run)
 }

@@ -110,7 +110,7 @@ fn full_mode_scans_remove_busy_cores() {
     assert_eq!((r.cpu, r.probes, r.fail_prone, r.full), (-1, 4, 0, 1));
     assert!(sis.filter(0).is_empty());
     assert_eq!(sis.stat(sis_stat_STAT_FP_REMOVED), 4);
-    assert_eq!(sis.cpu_state(0).1, 0, "a full-mode scan that went all the way does not mark");
+    assert_eq!(sis.cpu_state(0).1, 1, "a failed full-mode scan marks its waker fail-prone");
     // removed cores forget their generation: they set themselves again on idle
     assert_eq!(sis.cpu_state(2).2, 0);
     sis.idle(2);

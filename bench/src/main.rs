@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use scx_sis::error::as_usage;
+use scx_sis::error::main_with;
 use scx_sis_bench::{fairness, gbbench, wakelat, BenchArgs};
 
 /// scx_sis_bench: A/B benchmark: run workloads alternately under the kernel's fair scheduler
@@ -45,34 +45,5 @@ fn run(opts: Opts) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    let opts = match Opts::try_parse() {
-        Ok(o) => o,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            // clap's own message, kept to its first line, as scx_sis does
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("invalid arguments");
-            eprintln!(
-                "scx_sis_bench: error: {} (see scx_sis_bench --help)",
-                first.trim_start_matches("error: ").trim()
-            );
-            return ExitCode::from(2);
-        }
-    };
-    match run(opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            if let Some(u) = as_usage(&e) {
-                eprintln!("scx_sis_bench: error: {u}");
-                ExitCode::from(2)
-            } else {
-                eprintln!("scx_sis_bench: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        }
-    }
+    main_with("scx_sis_bench", run)
 }

@@ -69,13 +69,19 @@ require_scx_sis() {
   if [ ! -d "$SCX" ]; then
     fail "kernel $(uname -r) has no $SCX (no sched_ext)"; finish; exit 1
   fi
-  local copy=/dev/shm/scx_sis-test/scx_sis
+  tmpfs_copy SCX_SIS scx_sis
+}
+
+# tmpfs_copy VAR NAME: point VAR (an executable's path) at its copy /dev/shm/scx_sis-test/NAME,
+# made once per boot (see require_scx_sis); SCX_SIS_NO_COPY=1 keeps the path as given.
+tmpfs_copy() {
+  local var=$1 copy=/dev/shm/scx_sis-test/$2 src=${!1}
   if [ "${SCX_SIS_NO_COPY:-0}" != 1 ] && [ -d /dev/shm ]; then
     if [ ! -x "$copy" ]; then
-      mkdir -p "${copy%/*}" && chmod 755 "${copy%/*}" && cp "$SCX_SIS" "$copy.tmp" && mv "$copy.tmp" "$copy" ||
-        { rm -f "$copy.tmp"; note "cannot copy $SCX_SIS to $copy: running it over 9p"; return 0; }
+      mkdir -p "${copy%/*}" && chmod 755 "${copy%/*}" && cp "$src" "$copy.tmp" && mv "$copy.tmp" "$copy" ||
+        { rm -f "$copy.tmp"; note "cannot copy $src to $copy: running it over 9p"; return 0; }
     fi
-    SCX_SIS=$copy
+    printf -v "$var" '%s' "$copy"
   fi
 }
 
@@ -86,14 +92,7 @@ require_scx_sis_bench() {
     fail "SCX_SIS_BENCH='${SCX_SIS_BENCH:-}' is not an executable (set it to the absolute path of scx_sis_bench)"
     finish; exit 1
   fi
-  local copy=/dev/shm/scx_sis-test/scx_sis_bench
-  if [ "${SCX_SIS_NO_COPY:-0}" != 1 ] && [ -d /dev/shm ]; then
-    if [ ! -x "$copy" ]; then
-      mkdir -p "${copy%/*}" && chmod 755 "${copy%/*}" && cp "$SCX_SIS_BENCH" "$copy.tmp" && mv "$copy.tmp" "$copy" ||
-        { rm -f "$copy.tmp"; note "cannot copy $SCX_SIS_BENCH to $copy: running it over 9p"; return 0; }
-    fi
-    SCX_SIS_BENCH=$copy
-  fi
+  tmpfs_copy SCX_SIS_BENCH scx_sis_bench
 }
 
 sched_state() { local s="?"; { read -r s < "$SCX/state"; } 2>/dev/null; echo "$s"; }
