@@ -362,7 +362,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		 */
 		if (tctx)
 			p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
-						       task_weight(p, tctx));
+						       tctx_load_weight(p, tctx));
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	}
 	return cpu;

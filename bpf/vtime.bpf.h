@@ -129,14 +129,15 @@ static __always_inline s64 lag_max(u32 weight)
 static __always_inline u64 vtime_carry(u64 vtime, s32 from, s32 to, u32 weight)
 {
 	struct cpu_sched *f = cpu_sched(from), *t = cpu_sched(to);
-	s64 lag, debt = lag_max(weight);
+	s64 lag, debt;
 
 	if (!t)
 		return vtime;
 	lag = f ? (s64)(vtime - READ_ONCE(f->vclock)) : 0;
 	if (lag < -(s64)slice_ns)
 		lag = -(s64)slice_ns;
-	if (lag > debt)
+	/* the division only when there is a debt to cap: wakeups mostly carry credit */
+	if (lag > 0 && lag > (debt = lag_max(weight)))
 		lag = debt;
 	return READ_ONCE(t->vclock) + lag;
 }
