@@ -203,6 +203,13 @@ enum sis_mode {
 	SIS_MODE_FULL		= 2,	/* idle filter + fail-prone scans (default) */
 };
 
+/* Where ttwu may pull a wakee toward its waker's CPU (--wake-affine). */
+enum wake_affine_mode {
+	WAKE_AFFINE_OFF		= 0,	/* never: prev, a recent CPU or the scan of prev's LLC */
+	WAKE_AFFINE_IDLE	= 1,	/* when the waker leaves its CPU free (sync, nothing queued) */
+	WAKE_AFFINE_LOAD	= 2,	/* also, nothing idle, when the waker's CPU is the less loaded (default) */
+};
+
 enum steal_scope {
 	STEAL_SCOPE_LLC		= 0,
 	STEAL_SCOPE_NODE	= 1,	/* then other LLCs of the node */

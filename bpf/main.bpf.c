@@ -234,6 +234,8 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 	return prev;
 }
 
+const volatile u32 wake_affine = WAKE_AFFINE_LOAD;	/* --wake-affine */
+
 /*
  * ttwu, in select_idle_sibling's order but for the sync step: the wake-affine
  * target or prev if idle and cache-affine; on a sync wakeup, the waker's CPU
@@ -256,7 +258,8 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * A sync wakee pulled whatever waits at its waker's CPU piled a whole
 	 * hackbench into one LLC while the other idled.
 	 */
-	if (this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
+	if (wake_affine != WAKE_AFFINE_OFF &&
+	    this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
 	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
 	     (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
 		target = this;
@@ -280,7 +283,8 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * waking an idle CPU per message (hackbench).
 	 * It does not preempt its waker (ops.enqueue).
 	 */
-	if (sync && sis_allowed(p, this) && !scx_bpf_dsq_nr_queued(this) &&
+	if (sync && wake_affine != WAKE_AFFINE_OFF && sis_allowed(p, this) &&
+	    !scx_bpf_dsq_nr_queued(this) &&
 	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
 		stat_inc(STAT_WAKE_SYNC);
@@ -315,8 +319,8 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	 * wake_affine_weight): the wakee waits behind its waker instead of
 	 * running beside it a message at a time (pipes, hackbench).
 	 */
-	if (sync && this != prev && sis_allowed(p, this) && !cpu_released(this) &&
-	    wake_affine_load(this, prev, task_weight(p, tctx))) {
+	if (sync && wake_affine == WAKE_AFFINE_LOAD && this != prev && sis_allowed(p, this) &&
+	    !cpu_released(this) && wake_affine_load(this, prev, task_weight(p, tctx))) {
 		stat_inc(STAT_WAKE_AFFINE);
 		if (tctx)
 			tctx->affine_placed = 1;

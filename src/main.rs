@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{debug, info, warn};
@@ -38,6 +38,24 @@ const MAX_EXIT_DUMP_LEN: i64 = 2 << 20;
 /// built from a tree with uncommitted changes, and is "unknown" outside git (build.rs).
 fn version() -> String {
     format!("{} (git {}, {})", env!("CARGO_PKG_VERSION"), env!("SCX_SIS_GIT"), env!("SCX_SIS_TARGET"))
+}
+
+/// Where ttwu may pull a wakee toward its waker's CPU (`--wake-affine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WakeAffine {
+    Off,
+    Idle,
+    Load,
+}
+
+impl WakeAffine {
+    fn to_bpf(self) -> u32 {
+        match self {
+            WakeAffine::Off => bpf_intf::wake_affine_mode_WAKE_AFFINE_OFF,
+            WakeAffine::Idle => bpf_intf::wake_affine_mode_WAKE_AFFINE_IDLE,
+            WakeAffine::Load => bpf_intf::wake_affine_mode_WAKE_AFFINE_LOAD,
+        }
+    }
 }
 
 /// scx_sis: a sched_ext scheduler built from mainline proposals: the SIS_CORE idle filter,
@@ -87,6 +105,13 @@ struct Opts {
     /// fair class's busy_factor, a higher N trades balance speed for fewer migrations.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     balance_every: u32,
+
+    /// Where a woken task may be pulled toward the CPU of the task that woke it: `load` = when
+    /// the waker leaves its CPU free, and when nothing is idle and the waker's CPU is the less
+    /// loaded (the fair class's wake_affine); `idle` = only when the waker leaves its CPU free;
+    /// `off` = never (its previous CPU, or an idle one near it).
+    #[arg(long, value_enum, default_value_t = WakeAffine::Load)]
+    wake_affine: WakeAffine,
 
     /// Do not let a woken task owed time preempt a running one (it waits for the slice end).
     #[arg(long)]
@@ -251,6 +276,7 @@ impl<'a> Scheduler<'a> {
         rodata.balance_on = !opts.no_balance;
         rodata.balance_every = opts.balance_every;
         rodata.wakeup_preempt = !opts.no_preempt;
+        rodata.wake_affine = opts.wake_affine.to_bpf();
         rodata.gb_enabled = gb_cfg.is_some();
         rodata.switch_partial = opts.partial;
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
@@ -308,11 +334,12 @@ impl<'a> Scheduler<'a> {
         skel.progs.sis_cpu_release.set_autoload(!switch_tp);
         skel.progs.sis_cpu_acquire.set_autoload(!switch_tp);
         debug!(
-            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, gb_enabled {}",
+            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, wake_affine {:?}, gb_enabled {}",
             !opts.no_builtin_idle,
             !opts.no_balance,
             opts.balance_every,
             !opts.no_preempt,
+            opts.wake_affine,
             gb_cfg.is_some()
         );
 
@@ -366,9 +393,10 @@ impl<'a> Scheduler<'a> {
         );
         let stats_server = scx_sis::stats_server::launch_server(&opts.stats_socket, opts.stats_group.as_ref())?;
         info!(
-            "{SCHEDULER_NAME} attached: {}, balance {}, {} idle tracking{}",
+            "{SCHEDULER_NAME} attached: {}, balance {}, wake-affine {}, {} idle tracking{}",
             knobs.summary(),
             if opts.no_balance { "off" } else { "on" },
+            opts.wake_affine.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
             if opts.no_builtin_idle { "own" } else { "built-in + own" },
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
         );

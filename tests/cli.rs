@@ -59,6 +59,7 @@ fn invalid_options() {
     assert_usage_error(&["--slice-us", "abc"], "slice-us");
     assert_usage_error(&["--sis-mode", "fast"], "sis-mode");
     assert_usage_error(&["--steal", "maybe"], "steal");
+    assert_usage_error(&["--wake-affine", "always"], "wake-affine");
     assert_usage_error(&["--oracle-every", "3"], "oracle-every");
     assert_usage_error(&["--oracle-every", "131072"], "oracle-every");
     assert_usage_error(&["--balance-every", "0"], "balance-every");
@@ -127,6 +128,7 @@ fn help_and_version_succeed() {
         "--no-builtin-idle",
         "--steal",
         "--steal-scope",
+        "--wake-affine",
         "--oracle-every",
         "--max-cgroups",
         "--partial",

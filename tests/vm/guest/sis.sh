@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # sis: the SIS_CORE idle filter under hackbench overload. Runs scx_sis in its default
 # mode (filter + fail-prone) and asserts every mechanism fired and the counters are consistent,
-# then checks the linear and filter-only modes and the no-built-in-idle mode run the same load.
+# then checks the linear and filter-only modes and the no-built-in-idle mode run the same load,
+# and that --wake-affine idle and off drop the pulls toward the waker they name.
 # env: SCX_SIS (required), SIS_GROUPS (hackbench groups, default 16), SIS_LOOPS (100: 200 took 35-123 s per mode at
 #      8 vCPUs and 150-243 s at 32 in CI; 100 still fires each counter tens of times),
 #      SIS_VARIANT_LOOPS (10: the filter, linear and own-idle modes assert counters that are zero
 #      or not, which a shorter load shows as well), SIS_RUNS (hackbench runs per mode, 1: one run
-#      fires every counter; 3 took 12-15 min per kernel in CI), SIS_MODES (default: full filter linear own-idle)
+#      fires every counter; 3 took 12-15 min per kernel in CI), SIS_MODES (default: full filter linear own-idle wa-idle wa-off)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
 trap cleanup_sched EXIT
@@ -15,7 +16,7 @@ groups=${SIS_GROUPS:-16}
 loops=${SIS_LOOPS:-100}
 variant_loops=${SIS_VARIANT_LOOPS:-10}
 runs=${SIS_RUNS:-1}
-modes=" ${SIS_MODES:-full filter linear own-idle} "
+modes=" ${SIS_MODES:-full filter linear own-idle wa-idle wa-off} "
 kmsg_mark
 
 run_mode() { # NAME ARGS...: attach with ARGS, hackbench overload, detach; sets JSON
@@ -47,7 +48,7 @@ if run_mode full; then
   # not resets: a full-mode scan removes each busy core it meets, so a failed full scan leaves
   # the filter as clean as a reset would, and only a failed scan that began with the idle-core
   # hint resets (some runs have none; tests/idle_filter.rs asserts the reset itself)
-  for f in scans scan_success fp_removed failprone_scans filter_sets wake_scan wake_prev; do
+  for f in scans scan_success fp_removed failprone_scans filter_sets wake_scan wake_prev wake_sync wake_affine; do
     check_gt "full: $f fired" "$(s $f)" 0
   done
   # A rescue needs a scan to meet a half-idle core in the filter. Since a sync wakee takes its
@@ -86,6 +87,18 @@ if run_mode own-idle --no-builtin-idle --oracle-every 1; then
   check_gt "no-builtin-idle: scans succeed" "$(s scan_success)" 0
   check_eq "no-builtin-idle: successes + failures = scans" "$(( $(s scan_success) + $(s scan_fail) ))" "$(s scans)"
   check_eq "no-builtin-idle, --oracle-every 1: every failed scan checked" "$(s oracle_checks)" "$(s scan_fail)"
+fi
+
+# --wake-affine: idle keeps the pull toward a waker that leaves its CPU free and drops the one by
+# load; off drops both (the same hackbench: full mode counted both above)
+if run_mode wa-idle --wake-affine idle; then
+  check_gt "wake-affine idle: sync wakees on their waker's CPU" "$(s wake_sync)" 0
+  check_eq "wake-affine idle: no pull by load" "$(s wake_affine)" 0
+fi
+if run_mode wa-off --wake-affine off; then
+  check_eq "wake-affine off: no sync wakee on its waker's CPU" "$(s wake_sync)" 0
+  check_eq "wake-affine off: no pull by load" "$(s wake_affine)" 0
+  check_gt "wake-affine off: scans" "$(s scans)" 0
 fi
 
 dmesg_check
