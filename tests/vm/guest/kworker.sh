@@ -8,8 +8,9 @@
 # i.e. unbound, then workqueue_execute_start of the same work) give every unbound item's delay
 # from queue to execution, an item still waiting at the end counting its wait so far. First
 # under EEVDF, then under scx_sis in the same boot. Asserted: each run saw >= KW_MIN_ITEMS items;
-# scx_sis's longest delay is < KW_BOUND_MS and < KW_FACTOR x EEVDF's (EEVDF's taken as at least
-# KW_FLOOR_MS: a few TCG turns); scx_sis still attached, not re-attached, and the kernel log
+# scx_sis's longest delay is < KW_BOUND_MS, and its 99th-percentile delay < KW_FACTOR x EEVDF's
+# (EEVDF's taken as at least KW_FLOOR_MS: a few TCG turns; the longest of one run, a single item,
+# moves by 3x between runs of either scheduler); scx_sis still attached, not re-attached, and the kernel log
 # clean (no "watchdog failed to check in", no runnable-task stall).
 # env: SCX_SIS (required), KW_SECS (30), KW_HOGS (2), KW_GROUPS (NPROC / 4), KW_MIN_ITEMS (200),
 #      KW_BOUND_MS (3000: a tenth of the watchdog timeout), KW_FACTOR (3), KW_FLOOR_MS (100)
@@ -67,7 +68,7 @@ delays() {
         if (w in q) { item((t - q[w]) * 1000, f[w]); delete q[w] }
       }
     }
-    function item(d, fn) { n++; if (d > max) { max = d; maxfn = fn } if (d > 100) o100++; if (d > 1000) o1000++ }
+    function item(d, fn) { n++; print d > (FILENAME ".delays"); if (d > max) { max = d; maxfn = fn } if (d > 100) o100++; if (d > 1000) o1000++ }
     END {
       for (w in q) { item((last - q[w]) * 1000, f[w] "(unstarted)"); un++ }
       printf "%d %.1f %d %d %d %s\n", n, max, o100, o1000, un, (maxfn == "" ? "-" : maxfn)
@@ -99,14 +100,18 @@ run() {
   wait "$wpid"
   cp "$TR/trace" "$out"
   echo > "$TR/trace"
+  rm -f "$out.delays"
   read -r ITEMS MAX_MS OVER100 OVER1000 UNSTARTED MAXFN < <(delays "$out")
+  # the 99th percentile: one item held up by TCG's vCPU turns (32 vCPUs on one host thread)
+  # moves the longest delay by 3x between runs of either scheduler; the p99 holds
+  P99_MS=$(sort -n "$out.delays" 2>/dev/null | awk '{ d[NR] = $1 } END { if (NR) { i = int(NR * 0.99); if (i < 1) i = 1; printf "%.1f", d[i] } }')
   cp "$out" "$SCX_SIS_OUT/kworker-$name.trace" 2>/dev/null
-  log "$name: $KW_HOGS hogs/CPU + hackbench -g $KW_GROUPS for ${KW_SECS} s, $(cat "/tmp/kworker-$name.writes" 2>/dev/null || echo '?') pty writes: $ITEMS unbound work items, longest queue->execution ${MAX_MS} ms ($MAXFN), $OVER100 > 100 ms, $OVER1000 > 1 s, $UNSTARTED never started"
+  log "$name: $KW_HOGS hogs/CPU + hackbench -g $KW_GROUPS for ${KW_SECS} s, $(cat "/tmp/kworker-$name.writes" 2>/dev/null || echo '?') pty writes: $ITEMS unbound work items, longest queue->execution ${MAX_MS} ms ($MAXFN), p99 ${P99_MS:-?} ms, $OVER100 > 100 ms, $OVER1000 > 1 s, $UNSTARTED never started"
 }
 
 kmsg_mark
 run eevdf
-E_MAX=$MAX_MS
+E_MAX=$MAX_MS E_P99=$P99_MS
 check_gt "EEVDF: unbound work items traced" "$ITEMS" "$KW_MIN_ITEMS"
 
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
@@ -114,8 +119,8 @@ seq0=$(enable_seq)
 run scx_sis
 check_gt "scx_sis: unbound work items traced" "$ITEMS" "$KW_MIN_ITEMS"
 check_lt "scx_sis: longest unbound work delay, ms (EEVDF: $E_MAX)" "$MAX_MS" "$KW_BOUND_MS"
-ref=$(awk -v e="$E_MAX" -v f="$KW_FLOOR_MS" -v k="$KW_FACTOR" 'BEGIN { printf "%.1f", k * (e > f ? e : f) }')
-check_lt "scx_sis: longest delay within ${KW_FACTOR}x EEVDF's ${E_MAX} ms (floor ${KW_FLOOR_MS} ms)" "$MAX_MS" "$ref"
+ref=$(awk -v e="$E_P99" -v f="$KW_FLOOR_MS" -v k="$KW_FACTOR" 'BEGIN { printf "%.1f", k * (e > f ? e : f) }')
+check_lt "scx_sis: p99 delay within ${KW_FACTOR}x EEVDF's ${E_P99} ms (floor ${KW_FLOOR_MS} ms)" "$P99_MS" "$ref"
 check "still attached" kill -0 "$SCHED_PID"
 check_eq "no re-attach (enable_seq)" "$(enable_seq)" "$seq0"
 stop_sched INT || fail "no clean detach"
