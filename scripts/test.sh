@@ -8,7 +8,7 @@
 # By default the tests whose subject is the kernel's side (attach and detach, exits, stalls,
 # pinned and RT tasks, bad input) run on both kernels and the others, whose subject is scx_sis's
 # own logic, are shared between the two chains (see 'both' and 'only' below), to keep the suite
-# near 30 minutes. --both: every VM test on both kernels (about twice as long), VM only.
+# under 40 minutes. --both: every VM test on both kernels (about twice as long), VM only.
 # --long: the opt-in long mode (hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
 # (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
@@ -134,8 +134,8 @@ big_6_12="" big_7_3="sis kworker"
 # bench_smoke (the harness's files from a tiny A/B) only with --both: the parallel rig's smoke
 # runs the harness end to end on both kernels, and its files are tested on the host
 if [ "$mode" = --both ]; then
-  only_6_12="$only_6_12 $only_7_3 bench_smoke" only_7_3=$only_6_12
-  big_6_12="sis kworker"
+  all="$only_6_12 $only_7_3 bench_smoke"
+  only_6_12=$all only_7_3=$all big_6_12=$big_7_3
 fi
 # one chain per kernel, 8 vCPUs then 32: a kernel done early goes on without waiting for the other
 # soak: its default, 120 s under scx_sis and as long under EEVDF first (--long: 600 s)

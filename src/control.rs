@@ -236,20 +236,23 @@ pub fn request_with(
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
     stream.set_write_timeout(Some(timeout)).map_err(io)?;
     // a server that refuses us answers and closes before reading: its reply is still queued
-    let sent = (&stream).write_all(format!("{line}\n").as_bytes());
-    if let Err(e) = &sent {
-        if !matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) {
-            return Err(io(sent.unwrap_err()));
-        }
-    }
+    let write_err = match (&stream).write_all(format!("{line}\n").as_bytes()) {
+        Ok(()) => None,
+        Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => Some(e),
+        Err(e) => return Err(io(e)),
+    };
     let mut reply = String::new();
     let unknown = |why: String| {
         let outcome = if line.starts_with("set ") { "; the change may or may not have been applied" } else { "" };
         ClientError::Unknown(format!("{why}{outcome} (`scx_sis set` with no key shows the values)"))
     };
     match BufReader::new(&stream).take(64 << 10).read_line(&mut reply) {
-        Ok(0) if sent.is_err() => return Err(io(sent.unwrap_err())),
-        Ok(0) => return Err(unknown(format!("{} closed without a reply", path.display()))),
+        Ok(0) => {
+            return Err(match write_err {
+                Some(e) => io(e),
+                None => unknown(format!("{} closed without a reply", path.display())),
+            })
+        }
         Ok(_) => {}
         Err(e) => return Err(unknown(format!("no reply from {}: {e}", path.display()))),
     }

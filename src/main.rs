@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{debug, info, warn};
@@ -21,7 +21,7 @@ use scx_sis::control::{self, Pending, Request};
 use scx_sis::error::{main_with, usage_err};
 use scx_sis::group;
 use scx_sis::idle_filter::{self, SisMode};
-use scx_sis::knobs::{self, Knob, Knobs};
+use scx_sis::knobs::{self, Knob, KnobName, Knobs};
 use scx_sis::layout::Layout;
 use scx_sis::maps;
 use scx_sis::overload::{self, StealMode, StealScope};
@@ -334,12 +334,12 @@ impl<'a> Scheduler<'a> {
         skel.progs.sis_cpu_release.set_autoload(!switch_tp);
         skel.progs.sis_cpu_acquire.set_autoload(!switch_tp);
         debug!(
-            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, wake_affine {:?}, gb_enabled {}",
+            "rodata: builtin_idle {}, balance_on {}, balance_every {}, wakeup_preempt {}, wake_affine {}, gb_enabled {}",
             !opts.no_builtin_idle,
             !opts.no_balance,
             opts.balance_every,
             !opts.no_preempt,
-            opts.wake_affine,
+            opts.wake_affine.name(),
             gb_cfg.is_some()
         );
 
@@ -396,7 +396,7 @@ impl<'a> Scheduler<'a> {
             "{SCHEDULER_NAME} attached: {}, balance {}, wake-affine {}, {} idle tracking{}",
             knobs.summary(),
             if opts.no_balance { "off" } else { "on" },
-            opts.wake_affine.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
+            opts.wake_affine.name(),
             if opts.no_builtin_idle { "own" } else { "built-in + own" },
             if opts.partial { ", partial: SCHED_EXT tasks only" } else { "" }
         );
