@@ -9,10 +9,13 @@
 #  - cg-deep: a hog 20 cgroups below a cpu.weight-25 cgroup vs a hog in a 100 cgroup, one CPU:
 #    within CHECK_PCT of 0.25. Deeper than scx_sis tracks (16 levels) the hog counts in its
 #    deepest tracked ancestor; before, it ran with its own weight, as in the root (1.00).
-#  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned (ideal 3.00): the 5%
-#    target is printed; what is asserted is WIDE_CHECK_PCT, or, when EEVDF itself is further off
-#    in the same boot, WIDE_EEVDF_PCT of EEVDF's ratio and never below WIDE_FLOOR. Across CPUs
-#    the share rests on which hogs share a CPU. It broke when loads dropped the fraction of a
+#  - cg-wide: 300 with one hog per CPU vs 100 with two per CPU, unpinned (ideal 3.00), its own
+#    session of WIDE_RUNS runs: the 5% target is printed; what is asserted is the mean within
+#    WIDE_CHECK_PCT, or, when EEVDF itself is further off in the same boot, WIDE_EEVDF_PCT of
+#    EEVDF's mean and never below WIDE_FLOOR. Across CPUs the share rests on which hogs share a
+#    CPU, and one run is a draw: two 300 hogs on one CPU and seven 100 hogs on another are even
+#    by load (no move narrows the gap), and such a run ends at 2.3-2.4 under either scheduler
+#    (EEVDF 2.27-2.48 in five runs of one 7.3 boot; scx_sis 2.32 in one CI run on 6.12). It broke when loads dropped the fraction of a
 #    cgroup task's weight, when busy CPUs did not balance tasks lighter than nice 0, and when
 #    balance pulled hogs away from a CPU where a root task ran for a moment, and back (pulls now
 #    wait for a gap that lasts). EEVDF itself lands well under 3.00 in some boots.
@@ -45,19 +48,20 @@ CHECK_PCT=8
 WIDE_CHECK_PCT=20
 WIDE_EEVDF_PCT=95
 WIDE_FLOOR=2.10
+WIDE_RUNS=3
 # cg-full's map: room for the guest's own cgroups and the bench tree, filled in a second
 FULL_MAX=256
 secs=${CG_SECS:-3}
 out="$SCX_SIS_OUT/cgweight"
-rm -rf "$out" "$out-gb" "$out-full"
+rm -rf "$out" "$out-wide" "$out-gb" "$out-full"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
-bench_session "$out" cgroups "$secs"
+bench_session "$out" cg-weight,cg-threads,cg-nested,cg-deep "$secs"
 grep -h "group run_ms" "$out"/raw/cg-*/*.txt 2>/dev/null | sed 's/^/  | /'
 
 bench_vals "$out"
 log_placements
-require_vals cg-weight cg-threads cg-nested cg-wide cg-deep
+require_vals cg-weight cg-threads cg-nested cg-deep
 
 for c in "cg-weight 3.00" "cg-threads 1.00"; do
   set -- $c
@@ -78,9 +82,15 @@ wide_ok() {
     awk -v g="$1" -v r="$2" -v p="$WIDE_EEVDF_PCT" -v f="$WIDE_FLOOR" \
       'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r * p / 100 && g + 0 >= f + 0) }'
 }
-e=$(val cg-wide EEVDF) x=$(val cg-wide scx_sis)
-note "cg-wide target: scx_sis ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
-check "cg-wide: scx_sis ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
+
+# ---- cpu.weight across CPUs ----
+BENCH_RUNS=$WIDE_RUNS bench_session "$out-wide" cg-wide "$secs"
+grep -h "group run_ms" "$out-wide"/raw/cg-wide/*.txt 2>/dev/null | sed 's/^/  | /'
+bench_vals "$out-wide"
+log_placements
+e=$(val_mean cg-wide EEVDF) x=$(val_mean cg-wide scx_sis)
+note "cg-wide target: scx_sis mean ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
+check "cg-wide: scx_sis mean ratio of $WIDE_RUNS runs ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
 
 # ---- cpu.weight across the group balancer's partitions ----
 # 2 runs, their mean asserted: single runs spread 2.36-2.91, across the 2.40 line (a CI run on
