@@ -53,7 +53,7 @@ WIDE_RUNS=3
 FULL_MAX=256
 secs=${CG_SECS:-3}
 out="$SCX_SIS_OUT/cgweight"
-rm -rf "$out" "$out-wide" "$out-gb" "$out-full"
+rm -rf "$out" "$out-cg-wide" "$out-gb-wide" "$out-full"
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
 bench_session "$out" cg-weight,cg-threads,cg-nested,cg-deep "$secs"
@@ -83,25 +83,27 @@ wide_ok() {
       'BEGIN { exit !(g != "" && r > 0 && g + 0 >= r * p / 100 && g + 0 >= f + 0) }'
 }
 
+# wide_session SUITE RUNS COLUMN LABEL [BENCH-OPTIONS...]: SUITE against EEVDF, RUNS runs each,
+# COLUMN's mean ratio asserted by wide_ok
+wide_session() {
+  local suite=$1 runs=$2 col=$3 label=$4 dir="$out-$1" e x
+  shift 4
+  BENCH_RUNS=$runs bench_session "$dir" "$suite" "$secs" "$@"
+  grep -h "group run_ms" "$dir"/raw/"$suite"/*.txt 2>/dev/null | sed 's/^/  | /'
+  bench_vals "$dir"
+  log_placements
+  e=$(val_mean "$suite" EEVDF) x=$(val_mean "$suite" "$col")
+  note "$suite target: $label mean ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
+  check "$suite: $label mean ratio of $runs runs ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
+}
+
 # ---- cpu.weight across CPUs ----
-BENCH_RUNS=$WIDE_RUNS bench_session "$out-wide" cg-wide "$secs"
-grep -h "group run_ms" "$out-wide"/raw/cg-wide/*.txt 2>/dev/null | sed 's/^/  | /'
-bench_vals "$out-wide"
-log_placements
-e=$(val_mean cg-wide EEVDF) x=$(val_mean cg-wide scx_sis)
-note "cg-wide target: scx_sis mean ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
-check "cg-wide: scx_sis mean ratio of $WIDE_RUNS runs ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
+wide_session cg-wide "$WIDE_RUNS" scx_sis scx_sis
 
 # ---- cpu.weight across the group balancer's partitions ----
 # 2 runs, their mean asserted: single runs spread 2.36-2.91, across the 2.40 line (a CI run on
 # 6.12 gave 2.39 where two re-runs of the same binary gave 2.84 and 2.83)
-BENCH_RUNS=2 bench_session "$out-gb" gb-wide "$secs" --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"
-grep -h "group run_ms" "$out-gb"/raw/gb-wide/*.txt 2>/dev/null | sed 's/^/  | /'
-bench_vals "$out-gb"
-log_placements
-e=$(val_mean gb-wide EEVDF) x=$(val_mean gb-wide gb)
-note "gb-wide target: scx_sis --gb-parent ratio ${x:-?} within ${TOL_PCT}% of 3.00: $(within "$x" 3.00 "$TOL_PCT" && echo met || echo NOT met)"
-check "gb-wide: scx_sis --gb-parent ratio ${x:-?} within ${WIDE_CHECK_PCT}% of 3.00, or >= ${WIDE_EEVDF_PCT}% of EEVDF's ${e:-?} and >= $WIDE_FLOOR" wide_ok "$x" "$e"
+wide_session gb-wide 2 gb "scx_sis --gb-parent" --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"
 
 # ---- a full cgroup map ----
 bench_session "$out-full" cg-full "$secs" --no-default-variant --variant "small=--max-cgroups $FULL_MAX"
