@@ -15,10 +15,10 @@
 #    EEVDF's mean and never below WIDE_FLOOR. Across CPUs the share rests on which hogs share a
 #    CPU, and one run is a draw: two 300 hogs on one CPU and seven 100 hogs on another are even
 #    by load (no move narrows the gap), and such a run ends at 2.3-2.4 under either scheduler
-#    (EEVDF 2.27-2.48 in five runs of one 7.3 boot; scx_sis 2.32 in one CI run on 6.12). It broke when loads dropped the fraction of a
-#    cgroup task's weight, when busy CPUs did not balance tasks lighter than nice 0, and when
-#    balance pulled hogs away from a CPU where a root task ran for a moment, and back (pulls now
-#    wait for a gap that lasts). EEVDF itself lands well under 3.00 in some boots.
+#    (EEVDF 2.27-2.48 in five runs of one 7.3 boot; scx_sis 2.32 in one CI run on 6.12). It
+#    broke when loads dropped the fraction of a cgroup task's weight, when busy CPUs did not
+#    balance tasks lighter than nice 0, and when balance pulled hogs away from a CPU where a root
+#    task ran for a moment, and back (pulls now wait for a gap that lasts).
 # TOL_PCT is the 5% target, printed as met / NOT met; one 3 s run is asserted within
 # CHECK_PCT (8%): a 6.12 run beside another VM and a build once fell just past 5% for cg-threads,
 # while a scheduler without cgroup weights gets 4.0 there and 1.0 for cg-weight.
