@@ -251,17 +251,20 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wa
 	if (!idle)
 		return prev;
 	/*
-	 * wake-affine: pull toward the waker only across LLCs and when allowed;
-	 * a sync wakee (its waker will block on it: pipes, sockets) when its
-	 * waker is alone on its CPU (the fair class's wake_affine_idle), any
-	 * wakee when prev is busy and the waker's LLC is the less loaded one.
+	 * wake-affine: pull toward the waker only across LLCs, when allowed and
+	 * prev is busy; a sync wakee (its waker will block on it: pipes,
+	 * sockets) when its waker is alone on its CPU (the fair class's
+	 * wake_affine_idle), any wakee when the waker's LLC is the less loaded.
 	 * A sync wakee pulled whatever waits at its waker's CPU piled a whole
-	 * hackbench into one LLC while the other idled.
+	 * hackbench into one LLC while the other idled; pulled from an idle
+	 * prev, a request-response pair shared one CPU and ran each turn in
+	 * series, where on two the wakee starts while its waker goes to sleep.
 	 */
 	if (wake_affine != WAKE_AFFINE_OFF &&
 	    this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
+	    !cpu_is_idle(prev) &&
 	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
-	     (!cpu_is_idle(prev) && llc_less_loaded(cpu_llc(this), cpu_llc(prev)))))
+	     llc_less_loaded(cpu_llc(this), cpu_llc(prev))))
 		target = this;
 
 	/* prev may have left p->cpus_ptr since p last ran */

@@ -67,10 +67,15 @@ static __always_inline u32 nice_load_weight(s32 static_prio, bool idle, u32 scx_
 	return scx_weight << SIS_LOAD_SHIFT;
 }
 
-/* a running task keeps its CPU this long before a woken task may preempt it */
+/*
+ * A running task keeps its CPU this long before a woken task may preempt it,
+ * and a wakee must be owed this much. Half a slice: at a quarter, hackbench's
+ * receivers preempted their senders a message at a time (more switches,
+ * slower on two vCPUs); the fair class protects a whole slice (RUN_TO_PARITY).
+ */
 static __always_inline u64 preempt_min_ns(void)
 {
-	return slice_ns / 4;
+	return slice_ns / 2;
 }
 
 struct {
