@@ -94,6 +94,27 @@ static __always_inline void filter_clear(u32 llc, u32 pos)
 		__sync_fetch_and_and(w, ~(1ULL << (pos & 63)));
 }
 
+/*
+ * No bit set in @llc's filter (@n CPUs): a busy LLC's scan ends at this one
+ * pass over its words, not a walk of both segments with a call per step.
+ */
+static __always_inline bool filter_empty(u32 llc, u32 n)
+{
+	u64 any = 0;
+	u32 k;
+
+	_Pragma("unroll") for (k = 0; k < SIS_MAX_LLC_CPUS / 64; k++) {
+		u64 *w;
+
+		if (k * 64 >= n)
+			break;
+		w = filter_word(llc, k * 64);
+		if (w)
+			any |= READ_ONCE(*w);
+	}
+	return !any;
+}
+
 static __always_inline bool cpu_is_idle(s32 cpu)
 {
 	struct cpu_ctx *c = cpu_ctx(cpu);
@@ -632,9 +653,12 @@ __noinline int sis_scan(struct task_struct *p __arg_trusted, s32 target, u32 llc
 		WRITE_ONCE(l->has_idle_cores, 0);
 	}
 
+	/* an empty filter has no candidate: the walk would go all the way for none */
+	if (sc->use_filter && !sc->found && filter_empty(llc, n))
+		sc->full = 1;
 	/* each step consumes a candidate or a segment: n + 2 bound it */
 	bpf_for(i, 0, SIS_MAX_LLC_CPUS + 2) {
-		if (sc->found || scan_step(p, sc))
+		if (sc->found || sc->full || scan_step(p, sc))
 			break;
 	}
 

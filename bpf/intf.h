@@ -76,6 +76,8 @@ struct cpu_sched {
 	u16 bal_seen;		/* the busier CPU the last LLC look found, + 1; 0: none */
 	u16 bal_seen_xllc;	/* ... the last look across LLCs */
 	u64 last_xllc;		/* ... and when in other LLCs too */
+	u64 nr_avg;		/* nr_runnable averaged over time, x1024 (vtime.bpf.h) */
+	u64 nr_avg_at;		/* when nr_avg was last folded (ktime ns); 0: never */
 };
 
 /* A task's side of the vtime and load accounting (lives in its task storage). */

@@ -250,12 +250,42 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	return vtime_before(vtime + preempt_min_ns(), curr);
 }
 
+/* time constant of the averaged runnable count: a rotation period (balance.bpf.h) */
+#define NR_AVG_TAU_SLICES	4
+
+/*
+ * @c's runnable count averaged over time (x1024) up to @now (ktime), from its
+ * last fold: an exponential average, dt / (dt + tau) for 1 - e^(-dt/tau).
+ * Never folded (a CPU the host tests set by hand): the count itself.
+ */
+static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
+{
+	u64 avg = READ_ONCE(c->nr_avg), at = READ_ONCE(c->nr_avg_at);
+	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10, tau = NR_AVG_TAU_SLICES * slice_ns, dt;
+
+	if (!at)
+		return cur;
+	if (now <= at)
+		return avg;
+	dt = now - at;
+	if (dt >= 16 * tau)
+		return cur;
+	if (cur > avg)
+		return avg + (cur - avg) * dt / (dt + tau);
+	return avg - (avg - cur) * dt / (dt + tau);
+}
+
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
+	u64 now;
 
 	if (!c)
 		return;
+	/* the count that held until now goes into the average first (racy: a hint) */
+	now = bpf_ktime_get_ns();
+	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
+	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
 }

@@ -327,6 +327,43 @@ fn the_extra_seat_rotates_to_a_lighter_cpu() {
     assert!(to.is_some(), "runnable for a whole period: rotates");
 }
 
+/// A fold time ahead of CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) by a second: until then the
+/// average reads as set, however long the test takes.
+fn ktime_ahead() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 + 1_000_000_000
+}
+
+#[test]
+fn a_cpu_lighter_only_for_a_moment_is_no_rotation_target() {
+    // beside hogs, CPU 3's sleeper is awake (3 runnable) and the others' asleep (2): lighter now,
+    // but over time every CPU held the same, so the hog stays
+    let mut l = [200; 16];
+    l[3] = 300;
+    let mut s = sis(l);
+    let now = ktime_ahead();
+    for cpu in 0..16 {
+        s.set_sched(cpu, |c| {
+            c.nr_avg = 2 * 1024 + 50;
+            c.nr_avg_at = now;
+        });
+    }
+    let to = rotations(&mut s, 3, 100, 64);
+    assert!(to.iter().all(|&t| t == -1), "{to:?}");
+    // lighter over time too (a seat that does not divide): it rotates
+    let mut s = sis(l);
+    for cpu in 0..16 {
+        s.set_sched(cpu, |c| {
+            c.nr_avg = if cpu == 3 { 3 * 1024 } else { 2 * 1024 };
+            c.nr_avg_at = now;
+        });
+    }
+    let to = rotations(&mut s, 3, 100, 64);
+    assert!(to.iter().any(|&t| t >= 0 && t != 3), "{to:?}");
+}
+
 #[test]
 fn even_cpus_do_not_rotate() {
     let mut s = sis([200; 16]);
