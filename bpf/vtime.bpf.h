@@ -275,15 +275,13 @@ static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 	return avg - (avg - cur) * dt / (dt + tau);
 }
 
-static __always_inline void load_add(s32 cpu, s64 weight, s32 n)
+static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
-	u64 now;
 
 	if (!c)
 		return;
 	/* the count that held until now goes into the average first (racy: a hint) */
-	now = bpf_ktime_get_ns();
 	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
@@ -297,16 +295,20 @@ static __always_inline void load_add(s32 cpu, s64 weight, s32 n)
  */
 static __always_inline void load_account(struct task_sched *ts, s32 cpu, u32 weight)
 {
+	u64 now;
+
 	if (cpu < 0)
 		weight = 0;
 	if (ts->load_cpu == cpu && ts->load_weight == weight)
 		return;
+	/* one clock read for both ends of a move */
+	now = bpf_ktime_get_ns();
 	if (ts->load_cpu >= 0)
-		load_add(ts->load_cpu, -(s64)ts->load_weight, -1);
+		load_add(ts->load_cpu, -(s64)ts->load_weight, -1, now);
 	ts->load_cpu = cpu;
 	ts->load_weight = weight;
 	if (cpu >= 0)
-		load_add(cpu, weight, 1);
+		load_add(cpu, weight, 1, now);
 }
 
 static __always_inline void task_sched_init(struct task_sched *ts)

@@ -51,7 +51,7 @@ print(f"  TOTAL BPF {tot/1e9:.3f} s")
 PY
   stop_sched
   # where the switches come from: scx_sis's own counters over the attach (the command is most of it)
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_scan","wake_affine","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  stats: " + " ".join(f"{k}={d.get(k)}" for k in ["enqueue","direct_idle","dispatch_local","keep_prev","kick_idle","preempt_kicks","wake_sync","wake_prev","wake_recent","wake_scan","wake_affine","wake_none","balance_pulls","balance_pulls_xllc","balance_unmovable","steals","steal_attempts","idle_healed"]))' "$SCX_SIS_OUT/prof-$$-stats.json"
 done
 log "EEVDF: $(run_cmd) $(throughput)"
 finish
