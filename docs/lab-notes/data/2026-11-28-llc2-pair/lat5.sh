@@ -1,6 +1,6 @@
 #!/bin/bash
 # enqueue -> running by target state, scx_sis with each switch that could touch the idle path
-run() { echo "== $1"; /work/notes/s40/rrlat2.sh; }
+run() { echo "== $1"; /work/notes/s40/rrlat.sh --by-target; }
 att() { "$@" >/tmp/sched.log 2>&1 & pid=$!; for i in $(seq 60); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 1; done; sleep 2; }
 det() { kill -INT $pid; wait $pid; sleep 1; }
 B=/work/notes/s40/base/scx_sis
