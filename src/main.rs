@@ -306,6 +306,12 @@ impl<'a> Scheduler<'a> {
         if gb_cfg.is_some() {
             ops.flags |= *compat::SCX_OPS_ENQ_LAST;
         }
+        // A wakeup to a CPU in another LLC, or to an idle one, is enqueued there by IPI, as the fair
+        // class does (ttwu_queue): the waker takes no remote rq lock and the wakee runs sooner.
+        // ops.enqueue may then run without ops.select_cpu before it: it places by task_cpu alone.
+        // 0 where the kernel lacks the flag (6.12).
+        let queued_wakeup = *compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
+        ops.flags |= queued_wakeup;
         // RT/DL taking a CPU: 7.x deprecates ops.cpu_release/acquire (a warning at every attach)
         // for the sched_switch tracepoint, once its re-enqueue works from anywhere (main.bpf.c)
         let switch_tp = reenqueue_from_anywhere();
@@ -314,8 +320,8 @@ impl<'a> Scheduler<'a> {
             ops.cpu_acquire = std::ptr::null_mut();
         }
         debug!(
-            "ops.flags {:#x}: KEEP_BUILTIN_IDLE {}, SWITCH_PARTIAL {}, HAS_CGROUP_WEIGHT {}, ENQ_LAST {}; \
-             exit_dump_len {}",
+            "ops.flags {:#x}: KEEP_BUILTIN_IDLE {}, SWITCH_PARTIAL {}, HAS_CGROUP_WEIGHT {}, ENQ_LAST {}, \
+             ALLOW_QUEUED_WAKEUP {}; exit_dump_len {}",
             ops.flags,
             !opts.no_builtin_idle,
             opts.partial,
@@ -324,6 +330,7 @@ impl<'a> Scheduler<'a> {
                 None => "not in this kernel's BTF (6.15+ honours cpu.weight without it)",
             },
             gb_cfg.is_some(),
+            if queued_wakeup != 0 { "set" } else { "not in this kernel's BTF" },
             if opts.exit_dump_len == 0 { "kernel default".to_string() } else { opts.exit_dump_len.to_string() }
         );
         debug!(

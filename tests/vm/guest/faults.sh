@@ -280,6 +280,11 @@ check "-v: libbpf debug lines ('[DEBUG] libbpf: map ...: created successfully')"
   grep -qE "^\[DEBUG\] libbpf: map '[^']+': created successfully" "$SCHED_OUT"
 check "-v: loader debug line ('[DEBUG] ops.flags ...; exit_dump_len 32768')" \
   grep -qE '^\[DEBUG\] ops\.flags 0x[0-9a-f]+: .*; exit_dump_len 32768$' "$SCHED_OUT"
+# queued wakeups (the wakee enqueued on its CPU by IPI) exactly where the kernel has the flag:
+# its name is a string in the kernel's BTF
+if grep -qa SCX_OPS_ALLOW_QUEUED_WAKEUP /sys/kernel/btf/vmlinux; then want_qw=set; else want_qw="not in this kernel's BTF"; fi
+check_eq "-v: ALLOW_QUEUED_WAKEUP in the debug line" \
+  "$(sed -nE 's/^\[DEBUG\] ops\.flags .*ALLOW_QUEUED_WAKEUP ([^;]*);.*/\1/p' "$SCHED_OUT" | head -n 1)" "$want_qw"
 # the hogs keep ops.tick running (it reads the knob) and give the dump tasks to show; started
 # once attached: beside them the -v attach took 34-62 s, and it is not what this phase checks
 stress-ng -c "$hogs" --timeout 600 --temp-path /tmp >"$SCX_SIS_OUT/faults-eject-stress.out" 2>&1 &
