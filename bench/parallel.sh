@@ -14,7 +14,8 @@
 #   1 vCPU and then at 2 vCPUs (llc2), --runs rounds each: 2 vCPUs must be clearly faster under
 #   EEVDF, with a small CV.
 # Suites (--suites: a subset, e.g. to split the A/B into shorter boots): hackbench over pipes and
-# sockets (1, 2, 4 groups), tbench (1, 2 clients), netperf TCP_RR and UDP_RR, wakelat (p99 wakeup
+# sockets (1, 2, 4 groups), tbench (1, 2 clients), netperf TCP_RR and UDP_RR, a pipe round trip
+# between two processes and between two threads (perf bench sched pipe), wakelat (p99 wakeup
 # latency beside a hog per CPU), fair-sleep and fair-fork rates.
 # Results: --out (default bench-results/parallel-<kernel>-<topology>-<stamp>/): table.txt, ...
 set -uo pipefail
@@ -23,7 +24,7 @@ repo=$(cd "$here/.." && pwd)
 die() { echo "parallel.sh: error: $*" >&2; exit 2; }
 
 kernel=7.3 topo=llc2 runs=10 block=4 peers=1 rigcheck=0 out="" more=()
-suites=hackbench,hackbench-socket,tbench,netperf-rr,wakelat,fair-sleep,fair-fork
+suites=hackbench,hackbench-socket,tbench,netperf-rr,pipe,wakelat,fair-sleep,fair-fork
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
     --no-peers) peers=0; shift ;;
     --rig-check) rigcheck=1; shift ;;
     --out) out=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; more=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac

@@ -12,6 +12,7 @@ fn tools(suite: &str) -> &'static [(&'static str, &'static str)] {
         "schbench" => &[("schbench", "schbench")],
         "gb-sysbench" => &[("sysbench", "sysbench")],
         "wakelat" => &[("cyclictest", "rt-tests")],
+        "pipe" => &[("perf", "linux-perf")],
         _ => &[],
     }
 }

@@ -28,6 +28,8 @@ pub const BUILTIN: &[&str] = &[
     "schbench",
     // schbench's stand-in: cyclictest wakeup p99 beside one hog per CPU (wakelat.rs)
     "wakelat",
+    // a pipe ping-pong between two processes and between two threads (perf bench sched pipe)
+    "pipe",
     // `fairness` = every fair-* suite (fairness.rs)
     "fairness",
     "fair-nice1",
@@ -197,6 +199,33 @@ pub fn netperf_rr(sc: &Scale) -> Suite {
     }
 }
 
+/// perf bench sched pipe: one task wakes the other through a pipe and blocks, a wakeup each
+/// way per round trip. Rows: the pair as two processes, and as two threads of one (`-T`). The
+/// two differ in whether a switch between them changes the address space; under TCG that
+/// flushes the whole soft TLB (QEMU, every CR3 write), which on hardware keeps kernel entries.
+pub fn pipe(sc: &Scale) -> Suite {
+    let loops = if sc.quick { 2000 } else { 10000 }.to_string();
+    Suite {
+        name: "pipe".into(),
+        title: "perf-bench-sched-pipe".into(),
+        metric: format!("time per round trip (perf bench sched pipe -l {loops}; rows: processes, threads)"),
+        unit: "usecs/op".into(),
+        direction: Direction::LowerIsBetter,
+        ideal: None,
+        parser: Parser::Regex(r"([0-9.]+) usecs/op".into()),
+        server: None,
+        timeout_s: 300,
+        params: [("processes", None), ("threads", Some("-T"))]
+            .iter()
+            .map(|(label, flag)| {
+                let mut command = s(&["perf", "bench", "sched", "pipe", "-l", &loops]);
+                command.extend(flag.map(String::from));
+                Param { label: label.to_string(), command }
+            })
+            .collect(),
+    }
+}
+
 pub fn schbench(sc: &Scale) -> Suite {
     let threads: Vec<u32> = if sc.quick {
         vec![2]
@@ -265,6 +294,7 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             "netperf-udp" => vec![netperf(sc, "udp")],
             "netperf-tcp" => vec![netperf(sc, "tcp")],
             "schbench" => vec![schbench(sc)],
+            "pipe" => vec![pipe(sc)],
             super::gbbench::NAME => vec![super::gbbench::suite(sc)],
             super::wakelat::NAME => {
                 let exe = std::env::current_exe().unwrap_or_else(|_| "scx_sis".into());
@@ -321,6 +351,12 @@ mod tests {
         );
         assert_eq!(netperf(&sc, "tcp").params[0].label, "64");
         assert_eq!(tbench(&sc).params[3].command.join(" "), "tbench -t 5 8 127.0.0.1");
+        let pp = pipe(&sc);
+        assert_eq!(pp.params.iter().map(|p| p.label.as_str()).collect::<Vec<_>>(), ["processes", "threads"]);
+        assert_eq!(pp.params[1].command.join(" "), "perf bench sched pipe -l 10000 -T");
+        assert_eq!(pp.direction, Direction::LowerIsBetter);
+        let out = "# Running 'sched/pipe' benchmark:\n# Executed 10000 pipe operations between two threads\n\n     Total time: 1.410 [sec]\n\n     141.059100 usecs/op\n           7089 ops/sec\n";
+        assert_eq!(parse(&pp.parser, out, 0.0), Ok(141.0591));
         let c = custom("sleep", "sleep 1", None, false);
         assert_eq!((c.parser, c.direction), (Parser::WallTime, Direction::LowerIsBetter));
         let c = custom("ops", "x", Some("ops: (\\d+)"), true);
