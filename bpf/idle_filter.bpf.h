@@ -125,16 +125,18 @@ static __always_inline bool cpu_is_idle(s32 cpu)
 /*
  * Claim an idle CPU so two wakers never pick the same one: through the
  * kernel's idle mask when it is kept, else by CAS on the state of record.
+ * A CPU busy by record is not tried: the kernel's test-and-clear is a locked
+ * write to a line every waker shares, and most wakeups try a busy prev first.
+ * Should the record lag (busy, idle by the kernel), the tick heals it.
  */
 __noinline int claim_cpu(s32 cpu)
 {
-	struct cpu_ctx *c;
+	struct cpu_ctx *c = cpu_ctx(cpu);
 
-	if (builtin_idle)
-		return sis_claim_builtin(cpu);
-	c = cpu_ctx(cpu);
 	if (!c || !READ_ONCE(c->idle))
 		return false;
+	if (builtin_idle)
+		return sis_claim_builtin(cpu);
 	return __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
 }
 

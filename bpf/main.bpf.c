@@ -240,13 +240,13 @@ const volatile u32 wake_affine = WAKE_AFFINE_LOAD;	/* --wake-affine */
  * ttwu, in select_idle_sibling's order but for the sync step: the wake-affine
  * target or prev if idle and cache-affine; on a sync wakeup, the waker's CPU
  * when nothing waits there; a recently used CPU; the LLC scan around the target.
+ * @tctx (may be NULL) comes from the caller: one task-storage lookup a wakeup.
  */
-__noinline int select_ttwu(struct task_struct *p __arg_trusted, s32 prev, u64 wake_flags,
-				    bool *idle)
+__noinline int select_ttwu(struct task_struct *p __arg_trusted, struct task_ctx *tctx, s32 prev,
+		       u64 wake_flags, bool *idle)
 {
 	s32 this = bpf_get_smp_processor_id(), target = prev, recent, cpu, llc;
 	bool sync = wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_SYNC);
-	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	if (!idle)
 		return prev;
@@ -358,7 +358,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	else if (exec || (wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_FORK)))
 		cpu = select_fork_exec(p, prev_cpu, &is_idle);
 	else
-		cpu = select_ttwu(p, prev_cpu, wake_flags, &is_idle);
+		cpu = select_ttwu(p, tctx, prev_cpu, wake_flags, &is_idle);
 
 	if (is_idle) {
 		stat_inc(STAT_DIRECT_IDLE);
