@@ -7,18 +7,7 @@ for b in A B; do cp ${!b} /dev/shm/scx_sis_$b; done
 netserver -D -4 -L 127.0.0.1 -p 12866 >/dev/null 2>&1 &
 att() { "$@" >/tmp/sched.log 2>&1 & pid=$!; for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.5; done; sleep 1; }
 det() { kill -INT $pid; wait $pid; sleep 1; }
-table() { python3 - $1 $2 <<'PY'
-import json,sys
-a={p['id']:p for p in json.load(open(sys.argv[1]))}
-b=json.load(open(sys.argv[2]))
-rows=[]
-for p in b:
-    o=a.get(p['id'],{})
-    n=p.get('run_cnt',0)-o.get('run_cnt',0); t=p.get('run_time_ns',0)-o.get('run_time_ns',0)
-    if n>100: rows.append((p.get('name','?'),n,t))
-print("   "+" ".join(f"{nm[4:]}={t/n:.0f}" for nm,n,t in sorted(rows,key=lambda r:r[0])))
-PY
-}
+table() { python3 "$(dirname "$0")/bpfstats.py" $1 $2 name; }
 w() { case $1 in
   pipe) perf bench sched pipe -l 10000 2>&1 | awk '/usecs\/op/{print $1}' ;;
   pipeT) perf bench sched pipe -l 10000 -T 2>&1 | awk '/usecs\/op/{print $1}' ;;

@@ -7,18 +7,7 @@ B=${SCX_SIS:?}; cp $B /dev/shm/scx_sis; B=/dev/shm/scx_sis
 att() { "$@" >/tmp/sched.log 2>&1 & pid=$!; for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.5; done; sleep 1; }
 det() { kill -INT $pid; wait $pid; sleep 1; }
 pb() { perf bench sched pipe -l ${L:-20000} $1 2>&1 | awk '/usecs\/op/{print $1}'; }
-table() { python3 - $1 $2 <<'PY'
-import json,sys
-a={p['id']:p for p in json.load(open(sys.argv[1]))}
-b=json.load(open(sys.argv[2]))
-rows=[]
-for p in b:
-    o=a.get(p['id'],{})
-    n=p.get('run_cnt',0)-o.get('run_cnt',0); t=p.get('run_time_ns',0)-o.get('run_time_ns',0)
-    if n>100: rows.append((p.get('name','?'),n,t))
-print("   "+" ".join(f"{nm[4:]}={t/n:.0f}" for nm,n,t in sorted(rows,key=lambda r:-r[2])))
-PY
-}
+table() { python3 "$(dirname "$0")/bpfstats.py" $1 $2 cost; }
 for round in 1 2 3; do
   for m in "" -T; do echo "EEVDF pipe$m usecs/op $(pb $m)"; done
   att $B ${FLAGS:-}
