@@ -638,6 +638,18 @@ static __always_inline void reconcile_busy(s32 cpu)
 	}
 }
 
+/* A task queued here is owed more than a slice by now (vtime_tick_preempt): end curr's slice. */
+static __always_inline void tick_preempt(s32 cpu, struct task_struct *curr, u64 now)
+{
+	u64 head;
+
+	if (!curr->scx.slice || scx_bpf_dsq_nr_queued(cpu) <= 0 || !dsq_head_vtime(cpu, &head) ||
+	    !vtime_tick_preempt(cpu, head, now))
+		return;
+	curr->scx.slice = 0;
+	stat_inc(STAT_TICK_PREEMPT);
+}
+
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
@@ -653,6 +665,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 			filter_heal(other);
 	}
 	gb_charge_curr(p, cpu, now, false);
+	tick_preempt(cpu, p, now);
 	steal_tick(cpu, now, slice_ns);
 }
 

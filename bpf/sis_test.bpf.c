@@ -243,6 +243,9 @@ int test_vtime(struct vtime_args *a)
 	case VT_SHOULD_PREEMPT:
 		a->ret = vtime_should_preempt(a->cpu, a->vtime, a->now, a->min_ns);
 		break;
+	case VT_TICK_PREEMPT:
+		a->ret = vtime_tick_preempt(a->cpu, a->vtime, a->now);
+		break;
 	case VT_LOAD_ACCOUNT:
 		load_account(ts, a->cpu, a->weight);
 		break;

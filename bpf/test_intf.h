@@ -82,6 +82,7 @@ enum vtime_test_op {
 	VT_LOAD_ACCOUNT		= 5,
 	VT_INIT			= 6,
 	VT_NICE_WEIGHT		= 7,	/* in: vtime = static_prio, flag = SCHED_IDLE, weight = p->scx.weight; out: weight */
+	VT_TICK_PREEMPT		= 8,	/* in: vtime = the queue head's, now; out: ret */
 };
 
 struct balance_args {

@@ -231,7 +231,11 @@ static __always_inline u64 vtime_stopping(s32 cpu, struct task_sched *ts, u64 vt
  * there, which has had at least @min_ns: preempt it (EEVDF's wakeup
  * preemption of an eligible task, with a minimum run against ping-pong).
  */
-static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u64 min_ns)
+/*
+ * The task running on @cpu has run @min_ns and, charged up to @now, is ahead
+ * of @vtime by more than @margin.
+ */
+static __always_inline bool curr_owes(s32 cpu, u64 vtime, u64 now, u64 min_ns, u64 margin)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
 	u64 started, ran, curr;
@@ -247,7 +251,25 @@ static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u6
 	if ((s64)ran < (s64)min_ns)
 		return false;
 	curr = READ_ONCE(c->curr_vtime) + ran * LOAD_DFL / w;
-	return vtime_before(vtime + preempt_min_ns(), curr);
+	return vtime_before(vtime + margin, curr);
+}
+
+static __always_inline bool vtime_should_preempt(s32 cpu, u64 vtime, u64 now, u64 min_ns)
+{
+	return curr_owes(cpu, vtime, now, min_ns, preempt_min_ns());
+}
+
+/*
+ * At the tick: the task first in @cpu's queue, of @head vtime, takes the CPU
+ * once the running one has had preempt_min_ns() and is ahead of it by more
+ * than a slice. A wakee not owed enough when it woke would else wait for the
+ * slice's end, where the fair class preempts at the tick once curr's own
+ * slice is used. A task queued behind an equal one owes at most what that
+ * one ran, less than a slice: hogs keep whole slices.
+ */
+static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
+{
+	return curr_owes(cpu, head, now, preempt_min_ns(), slice_ns);
 }
 
 /* time constant of the averaged runnable count: a rotation period (balance.bpf.h) */

@@ -228,6 +228,37 @@ fn wakeup_preempts_after_the_minimum_run() {
 }
 
 #[test]
+fn the_tick_preempts_for_a_task_owed_more_than_a_slice() {
+    let mut s = sis();
+    let min = SLICE / 2;
+    let tick = |s: &mut Sis, head: u64, now: u64| {
+        let mut q = op(vtime_test_op_VT_TICK_PREEMPT, 0, 6);
+        q.vtime = head;
+        q.now = now;
+        s.vtime(q).ret
+    };
+    // nice 0 starts at vtime 700 ms, at 100 ms
+    place(&mut s, 0, 0, 6, false);
+    running(&mut s, 0, 700 * MS, 6, 100, 100 * MS);
+    // a wakee with a slice of credit: owed a slice plus what curr ran
+    let wakee = 700 * MS - SLICE;
+    assert_eq!(tick(&mut s, wakee, 100 * MS + min - 1), 0, "curr keeps its minimum run");
+    assert_eq!(tick(&mut s, wakee, 100 * MS + min), 1, "minimum run done, owed more than a slice");
+    // an equal hog queued behind it owes only what curr ran: it waits for the slice's end
+    assert_eq!(tick(&mut s, 700 * MS, 100 * MS + SLICE - 1), 0);
+    // a quarter slice of credit: owed more than a slice once curr ran three quarters
+    let credit = SLICE / 4;
+    assert_eq!(tick(&mut s, 700 * MS - credit, 100 * MS + min), 0);
+    assert_eq!(tick(&mut s, 700 * MS - credit, 100 * MS + SLICE - credit + 1), 1);
+    // a light curr (nice 5, a third of the weight) falls behind three times as fast
+    running(&mut s, 0, 700 * MS, 6, 33, 200 * MS);
+    assert_eq!(tick(&mut s, 700 * MS, 200 * MS + min), 1);
+    // nothing of ours running: never
+    charge(&mut s, vtime_test_op_VT_STOPPING, 0, 700 * MS, 6, 33, 201 * MS, false);
+    assert_eq!(tick(&mut s, wakee, 300 * MS), 0);
+}
+
+#[test]
 fn load_follows_the_task() {
     let mut s = sis();
     let acct = |s: &mut Sis, slot: u32, cpu: i32, w: u32| {

@@ -280,13 +280,14 @@ fn telemetry_keys(res: &Results, suite: &Suite) -> Vec<String> {
     let first = steal.take("steals");
     keys.extend(first);
     keys.extend(steal);
-    // where switches and cross-CPU moves come from: wakeup preemption, idle kicks, balance
+    // where switches and cross-CPU moves come from: wakeup and tick preemption, idle kicks, balance
     // pulls, slice-end rotation, sync wakees queued behind their waker
     let present = |k: &str| {
         res.runs.iter().any(|r| r.suite == suite.name && r.telemetry.as_ref().is_some_and(|t| t.get(k).is_some()))
     };
     for k in [
         "preempt_kicks",
+        "tick_preempts",
         "kick_idle",
         "balance_pulls",
         "balance_pulls_xllc",
