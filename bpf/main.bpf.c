@@ -36,9 +36,25 @@ __noinline int task_allows_cpu(struct task_struct *p __arg_trusted, s32 cpu)
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
+/*
+ * Most tasks may run anywhere: p->cpus_ptr is then all possible CPUs, and the
+ * test needs no call. Not while migration is disabled: cpus_ptr is then one
+ * CPU, and nr_cpus_allowed still counts the task's own mask.
+ */
 static __always_inline bool sis_allowed(const struct task_struct *p, s32 cpu)
 {
+	if (p->nr_cpus_allowed >= nr_cpu_ids && (u32)cpu < nr_cpu_ids &&
+	    bpf_core_field_exists(p->migration_disabled) && !p->migration_disabled)
+		return true;
 	return task_allows_cpu((struct task_struct *)p, cpu);
+}
+
+/* task_cpu(p) as scx_bpf_task_cpu() has it, read without a kfunc call where the field is */
+static __always_inline s32 sis_task_cpu(const struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return p->thread_info.cpu;
+	return scx_bpf_task_cpu(p);
 }
 
 static __always_inline bool sis_claim_builtin(s32 cpu)
@@ -395,7 +411,7 @@ int BPF_PROG(sis_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
  */
 static __always_inline s32 enqueue_cpu(struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p), alt;
+	s32 cpu = sis_task_cpu(p), alt;
 
 	if (!cpu_released(cpu) || p->nr_cpus_allowed == 1 || is_migration_disabled(p))
 		return cpu;
@@ -444,28 +460,19 @@ static __always_inline s32 rotate_cpu(struct task_struct *p, struct task_ctx *tc
  * At @prev's slice end on @cpu, with others waiting there: should it rotate
  * to a CPU one task lighter (balance.bpf.h)? If so, sis_enqueue queues it there.
  */
-static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, u64 now)
+static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, struct task_ctx *tctx,
+				       u64 now)
 {
-	struct task_ctx *tctx;
 	s32 to;
 
-	if (gb_enabled || prev->nr_cpus_allowed == 1 || is_migration_disabled(prev) ||
-	    is_pcpu_kthread(prev) || scx_bpf_dsq_nr_queued(cpu) <= 0 ||
-	    !(tctx = lookup_task_ctx(prev)))
+	if (!tctx || gb_enabled || prev->nr_cpus_allowed == 1 || is_migration_disabled(prev) ||
+	    is_pcpu_kthread(prev) || scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return false;
 	to = balance_rotate_target(prev, cpu, tctx_load_weight(prev, tctx), tctx->runnable_at, now);
 	if (to < 0)
 		return false;
 	tctx->rotate_to = to;
 	return true;
-}
-
-static __always_inline void rotate_cancel(struct task_struct *p)
-{
-	struct task_ctx *tctx = lookup_task_ctx(p);
-
-	if (tctx)
-		tctx->rotate_to = -1;
 }
 
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
@@ -517,7 +524,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * an irq_work round trip (an IPI to self for a local wakeup) before
 	 * the switch: time in which the wakee does not run.
 	 */
-	if (owed && !gb_kick && cpu == scx_bpf_task_cpu(p) && dsq_first_by_vtime(cpu, vtime)) {
+	if (owed && !gb_kick && cpu == sis_task_cpu(p) && dsq_first_by_vtime(cpu, vtime)) {
 		stat_inc(STAT_PREEMPT_KICK);
 		p->scx.dsq_vtime = vtime;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
@@ -562,34 +569,39 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
  * every slice whatever the vtimes (two tasks of any weights would split the
  * CPU 1:1): charge it, and let it go on while it is still the one owed most.
  */
-static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev)
+static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev, struct task_ctx *tctx,
+					u64 now)
 {
-	struct task_ctx *tctx = lookup_task_ctx(prev);
 	u64 head = 0;
 	bool waiting = dsq_head_vtime(cpu, &head);
 
 	if (tctx)
 		prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
-							task_weight(prev, tctx), scx_bpf_now(),
-							!waiting);
+							task_weight(prev, tctx), now, !waiting);
 	return !waiting || !vtime_before(head, prev->scx.dsq_vtime);
 }
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool prev_on = prev && (prev->scx.flags & SCX_TASK_QUEUED), rotating;
+	struct task_ctx *tctx = NULL;
+	u64 now = 0;
 
+	if (prev_on) {
+		tctx = lookup_task_ctx(prev);
+		now = scx_bpf_now();
+	}
 	/*
 	 * A grouped task whose slice ended outside its partition gives way
 	 * while there is room for it there: ops.enqueue (SCX_OPS_ENQ_LAST when
 	 * it was alone here) moves it in (group.bpf.h).
 	 */
 	if (prev_on && gb_enabled && !is_migration_disabled(prev) &&
-	    gb_should_yield(cpu, prev, task_load_weight(prev)))
+	    gb_should_yield(cpu, prev, tctx_load_weight(prev, tctx)))
 		prev_on = false;
 
 	/* a slice ended on a busy CPU: even out with a busier one first */
-	if (prev_on && balance_pull(cpu, scx_bpf_now())) {
+	if (prev_on && balance_pull(cpu, now)) {
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
 		return;
 	}
@@ -597,8 +609,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 * Or it gives its CPU to the next task and rotates (balance.bpf.h):
 	 * the kernel passes it to ops.enqueue once a task is in the local DSQ.
 	 */
-	rotating = prev_on && rotate_prev(cpu, prev, scx_bpf_now());
-	if (prev_on && !rotating && prev_goes_on(cpu, prev)) {
+	rotating = prev_on && rotate_prev(cpu, prev, tctx, now);
+	if (prev_on && !rotating && prev_goes_on(cpu, prev, tctx, now)) {
 		stat_inc(STAT_KEEP_PREV);
 		prev->scx.slice = slice_ns;
 		overload_update(cpu, scx_bpf_dsq_nr_queued(cpu));
@@ -610,8 +622,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 	/* nothing came to the local DSQ: prev runs on here, it does not rotate */
-	if (rotating)
-		rotate_cancel(prev);
+	if (rotating && tctx)
+		tctx->rotate_to = -1;
 	overload_clear(cpu);
 
 	/* nothing queued here after all (moved away meanwhile): prev goes on */
@@ -677,12 +689,12 @@ void BPF_STRUCT_OPS(sis_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	tctx->runnable_at = scx_bpf_now();
 	cg_account(&tctx->cg, p->scx.weight);
-	load_account(&tctx->ts, scx_bpf_task_cpu(p), task_weight(p, tctx));
+	load_account(&tctx->ts, sis_task_cpu(p), task_weight(p, tctx));
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = sis_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	u64 now = scx_bpf_now();
 	u32 weight;
@@ -703,7 +715,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = sis_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	u64 now = scx_bpf_now();
 
@@ -817,7 +829,7 @@ int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct ta
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = sis_task_cpu(p);
 	struct cpu_sched *c = cpu_sched(cpu);
 
 	/*
