@@ -96,7 +96,6 @@ struct task_ctx {
 	struct task_sched ts;	/* vtime and load accounting (vtime.bpf.h) */
 	s32 recent_cpu;		/* prev of the wakeup before last (CFS's recent_used_cpu) */
 	u32 exec_pending;	/* exec'd since its last placement */
-	u32 sync_placed;	/* queued on its waker's CPU, which is about to idle */
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
 	u32 affine_placed;	/* queued behind its waker (sync, nothing idle): no preemption */
 	s32 rotate_to;		/* its slice ended and it rotates there (balance.bpf.h); -1: no */
@@ -253,6 +252,20 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 const volatile u32 wake_affine = WAKE_AFFINE_LOAD;	/* --wake-affine */
 
 /*
+ * A wakeup into @cpu's local DSQ from ops.select_cpu (@cpu is the CPU it
+ * returns), placed as ops.enqueue places one, lag capped: unplaced, a debt
+ * would move the CPU's clock up when the task starts, and whoever wakes there
+ * next would wait behind its queue that long.
+ */
+static __always_inline void insert_local(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	if (tctx)
+		p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
+					       tctx_load_weight(p, tctx));
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+}
+
+/*
  * ttwu, in select_idle_sibling's order but for the sync step: the wake-affine
  * target or prev if idle and cache-affine; on a sync wakeup, the waker's CPU
  * when nothing waits there; a recently used CPU; the LLC scan around the target.
@@ -300,15 +313,16 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, struct task_ctx 
 	 * nothing else waits there. Before any idle CPU: the wakee then reads
 	 * what its waker wrote in one run once the waker blocks, instead of
 	 * waking an idle CPU per message (hackbench).
-	 * It does not preempt its waker (ops.enqueue).
+	 * Straight into the local DSQ, which runs it next (nothing waits there)
+	 * when the waker blocks: no ops.enqueue, no ops.dispatch. It does not
+	 * preempt its waker (no SCX_ENQ_PREEMPT).
 	 */
 	if (sync && wake_affine != WAKE_AFFINE_OFF && sis_allowed(p, this) &&
 	    !scx_bpf_dsq_nr_queued(this) &&
 	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
 		stat_inc(STAT_WAKE_SYNC);
-		if (tctx)
-			tctx->sync_placed = 1;
+		insert_local(p, tctx, this);
 		return this;
 	}
 
@@ -378,15 +392,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	if (is_idle) {
 		stat_inc(STAT_DIRECT_IDLE);
-		/*
-		 * Placed as ops.enqueue places a wakeup, lag capped: unplaced, a
-		 * debt would move the CPU's clock up when the task starts, and
-		 * whoever wakes there next would wait behind its queue that long.
-		 */
-		if (tctx)
-			p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
-						       tctx_load_weight(p, tctx));
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+		insert_local(p, tctx, cpu);
 	}
 	return cpu;
 }
@@ -479,7 +485,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false, affine = false, sync_placed = false, rotated = false, owed;
+	bool gb_kick = false, affine = false, rotated = false, owed;
 	u64 vtime = p->scx.dsq_vtime;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -505,8 +511,6 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->new_task = 0;
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
-		sync_placed = tctx->sync_placed;
-		tctx->sync_placed = 0;
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
 		/* its weight leaves the busier CPU now: the next looks see the new loads */
 		if (rotated && tctx->ts.load_cpu >= 0)
@@ -516,7 +520,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A woken or new task owed time runs soon, not after every queued hog;
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
-	owed = (wakeup || new || kthread) && !affine && !sync_placed &&
+	owed = (wakeup || new || kthread) && !affine &&
 	       vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns());
 	/*
 	 * Owed time on its own CPU, and first in line there: straight to that
@@ -551,14 +555,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(STAT_PREEMPT_KICK);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}
-	/*
-	 * It waits behind a running task: overloaded, and worth an idle stealer,
-	 * unless it was placed on its waker's CPU that is about to idle.
-	 */
-	if (sync_placed) {
-		overload_set(cpu);
-		return;
-	}
+	/* it waits behind a running task: overloaded, and worth an idle stealer */
 	if (overload_set(cpu))
 		steal_kick(cpu_llc(cpu), cpu);
 }
@@ -854,7 +851,6 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	task_sched_init(&tctx->ts);
 	tctx->recent_cpu = -1;
 	tctx->exec_pending = 0;
-	tctx->sync_placed = 0;
 	tctx->new_task = 0;
 	tctx->affine_placed = 0;
 	tctx->rotate_to = -1;
