@@ -242,17 +242,15 @@ fn the_tick_preempts_for_a_task_owed_more_than_a_slice() {
     running(&mut s, 0, 700 * MS, 6, 100, 100 * MS);
     // a wakee with a slice of credit: owed a slice plus what curr ran
     let wakee = 700 * MS - SLICE;
-    assert_eq!(tick(&mut s, wakee, 100 * MS + min - 1), 0, "curr keeps its minimum run");
-    assert_eq!(tick(&mut s, wakee, 100 * MS + min), 1, "minimum run done, owed more than a slice");
+    assert_eq!(tick(&mut s, wakee, 100 * MS + min), 0, "curr keeps its minimum run");
+    assert_eq!(tick(&mut s, wakee, 100 * MS + min + 1), 1, "owed more than a slice and a half");
     // an equal hog queued behind it owes only what curr ran: it waits for the slice's end
     assert_eq!(tick(&mut s, 700 * MS, 100 * MS + SLICE - 1), 0);
-    // a quarter slice of credit: owed more than a slice once curr ran three quarters
-    let credit = SLICE / 4;
-    assert_eq!(tick(&mut s, 700 * MS - credit, 100 * MS + min), 0);
-    assert_eq!(tick(&mut s, 700 * MS - credit, 100 * MS + SLICE - credit + 1), 1);
+    // a quarter slice of credit is not enough within curr's slice
+    assert_eq!(tick(&mut s, 700 * MS - SLICE / 4, 100 * MS + SLICE - 1), 0);
     // a light curr (nice 5, a third of the weight) falls behind three times as fast
     running(&mut s, 0, 700 * MS, 6, 33, 200 * MS);
-    assert_eq!(tick(&mut s, 700 * MS, 200 * MS + min), 1);
+    assert_eq!(tick(&mut s, 700 * MS, 200 * MS + min + MS / 10), 1);
     // nothing of ours running: never
     charge(&mut s, vtime_test_op_VT_STOPPING, 0, 700 * MS, 6, 33, 201 * MS, false);
     assert_eq!(tick(&mut s, wakee, 300 * MS), 0);
