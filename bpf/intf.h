@@ -194,7 +194,7 @@ enum sis_stat {
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
 	STAT_IDLE_HEALED,		/* CPU idle by the kernel's mask while busy by record: marked idle */
-	STAT_TICK_PREEMPT,		/* ticks that ended a slice for a queued task owed more than a slice */
+	STAT_TICK_PREEMPT,		/* ticks that ended a slice for a queued task owed more (vtime_tick_preempt) */
 
 	SIS_NR_STATS,
 };

@@ -647,7 +647,7 @@ static __always_inline void reconcile_busy(s32 cpu)
 	}
 }
 
-/* A task queued here is owed more than a slice by now (vtime_tick_preempt): end curr's slice. */
+/* A task queued here is owed enough by now (vtime_tick_preempt): end curr's slice. */
 static __always_inline void tick_preempt(s32 cpu, struct task_struct *curr, u64 now)
 {
 	u64 head;

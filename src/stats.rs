@@ -356,7 +356,7 @@ counter_fields! {
     released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
     idle_healed = sis_stat_STAT_IDLE_HEALED: "CPUs idle by the kernel's mask while busy by record (idle entries the kernel did not report), marked idle",
-    tick_preempts = sis_stat_STAT_TICK_PREEMPT: "Ticks that ended the running task's slice for a queued task owed more than a slice (a wakee not owed enough to preempt when it woke)",
+    tick_preempts = sis_stat_STAT_TICK_PREEMPT: "Ticks that ended the running task's slice for a queued task owed more than a slice and a half (a wakee not owed enough to preempt when it woke)",
 }
 
 fn pct(num: u64, den: u64) -> f64 {
