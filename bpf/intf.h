@@ -78,6 +78,7 @@ struct cpu_sched {
 	u64 last_xllc;		/* ... and when in other LLCs too */
 	u64 nr_avg;		/* nr_runnable averaged over time, x1024 (vtime.bpf.h) */
 	u64 nr_avg_at;		/* when nr_avg was last folded (ktime ns); 0: never */
+	u64 curr_woke;		/* when the running task last woke (or was forked) */
 };
 
 /* A task's side of the vtime and load accounting (lives in its task storage). */

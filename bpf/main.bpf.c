@@ -485,8 +485,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false, affine = false, rotated = false, owed;
-	u64 vtime = p->scx.dsq_vtime;
+	bool gb_kick = false, affine = false, rotated = false, owed = false;
+	u64 vtime = p->scx.dsq_vtime, now, min_ns;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
 	stat_inc(STAT_ENQUEUE);
@@ -520,8 +520,18 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A woken or new task owed time runs soon, not after every queued hog;
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
 	 */
-	owed = (wakeup || new || kthread) && !affine &&
-	       vtime_should_preempt(cpu, vtime, scx_bpf_now(), kthread ? 0 : preempt_min_ns());
+	if ((wakeup || new || kthread) && !affine) {
+		now = scx_bpf_now();
+		min_ns = kthread ? 0 : preempt_min_ns();
+		/*
+		 * A hog alone here gives way at once (vtime_hog_gives_way). Only
+		 * on this CPU: a remote CPU's local DSQ is out of sight.
+		 */
+		if (min_ns && cpu == this && vtime_hog_gives_way(cpu, vtime, now) &&
+		    scx_bpf_dsq_nr_queued(cpu) <= 0 && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) <= 0)
+			min_ns = 0;
+		owed = vtime_should_preempt(cpu, vtime, now, min_ns);
+	}
 	/*
 	 * Owed time on its own CPU, and first in line there: straight to that
 	 * CPU's local DSQ, preempting as it goes in. A kick would first take
@@ -707,7 +717,8 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	 * changes as its cgroup's other tasks come and go.
 	 */
 	load_account(&tctx->ts, cpu, weight);
-	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, now);
+	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, now,
+					 tctx->runnable_at);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)

@@ -232,7 +232,7 @@ int test_vtime(struct vtime_args *a)
 		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag, a->weight);
 		break;
 	case VT_RUNNING:
-		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now);
+		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now, a->min_ns);
 		break;
 	case VT_UPDATE_CURR:
 		a->vtime = vtime_update_curr(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
@@ -242,6 +242,9 @@ int test_vtime(struct vtime_args *a)
 		break;
 	case VT_SHOULD_PREEMPT:
 		a->ret = vtime_should_preempt(a->cpu, a->vtime, a->now, a->min_ns);
+		break;
+	case VT_HOG_GIVES_WAY:
+		a->ret = vtime_hog_gives_way(a->cpu, a->vtime, a->now);
 		break;
 	case VT_TICK_PREEMPT:
 		a->ret = vtime_tick_preempt(a->cpu, a->vtime, a->now);

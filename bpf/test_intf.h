@@ -68,7 +68,7 @@ struct vtime_args {
 	u32 weight;
 	u64 vtime;		/* in: the task's vtime; out: the result */
 	u64 now;
-	u64 min_ns;
+	u64 min_ns;		/* should_preempt: curr's minimum run; running: when it woke */
 	u32 flag;		/* wakeup (place), alone (update/stop) */
 	s32 ret;		/* preempt: 1 / 0 */
 };
@@ -83,6 +83,7 @@ enum vtime_test_op {
 	VT_INIT			= 6,
 	VT_NICE_WEIGHT		= 7,	/* in: vtime = static_prio, flag = SCHED_IDLE, weight = p->scx.weight; out: weight */
 	VT_TICK_PREEMPT		= 8,	/* in: vtime = the queue head's, now; out: ret */
+	VT_HOG_GIVES_WAY	= 9,	/* in: vtime = the wakee's, now; out: ret */
 };
 
 struct balance_args {

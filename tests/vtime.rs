@@ -46,6 +46,7 @@ fn running(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, weight: u32, now: u64) 
     a.vtime = vtime;
     a.weight = weight << sis_consts_SIS_LOAD_SHIFT;
     a.now = now;
+    a.min_ns = now; // it woke just now
     s.vtime(a).vtime
 }
 
@@ -225,6 +226,41 @@ fn wakeup_preempts_after_the_minimum_run() {
     charge(&mut s, vtime_test_op_VT_STOPPING, 0, 700 * MS, 6, 100, 101 * MS, false);
     q.now = 200 * MS;
     assert_eq!(s.vtime(q).ret, 0);
+}
+
+#[test]
+fn a_hog_gives_way_to_a_wakee_owed_a_whole_slice() {
+    let mut s = sis();
+    place(&mut s, 0, 0, 6, false);
+    // a hog runnable for a second resumes at vtime 700 ms
+    let mut a = op(vtime_test_op_VT_RUNNING, 0, 6);
+    a.vtime = 700 * MS;
+    a.weight = 100 << sis_consts_SIS_LOAD_SHIFT;
+    a.now = 1000 * MS;
+    a.min_ns = 0;
+    s.vtime(a);
+    let gives_way = |s: &mut Sis, wakee: u64, now: u64| {
+        let mut q = op(vtime_test_op_VT_HOG_GIVES_WAY, 0, 6);
+        q.vtime = wakee;
+        q.now = now;
+        s.vtime(q).ret
+    };
+    let now = 1000 * MS + MS / 10;
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, now), 1, "owed a whole slice, just resumed");
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE + 1, now), 0, "owed less than a slice");
+    // the same task, woken less than a slice ago, is no hog
+    a.min_ns = now - SLICE + 1;
+    s.vtime(a);
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, now), 0, "woke recently");
+    // with a minimum run of 0 (the caller's choice) the wakee preempts at once
+    let mut q = op(vtime_test_op_VT_SHOULD_PREEMPT, 0, 6);
+    q.vtime = 700 * MS - SLICE;
+    q.now = now;
+    q.min_ns = 0;
+    assert_eq!(s.vtime(q).ret, 1);
+    // nothing of ours running: no hog
+    charge(&mut s, vtime_test_op_VT_STOPPING, 0, 700 * MS, 6, 100, now, false);
+    assert_eq!(gives_way(&mut s, 0, now + MS), 0);
 }
 
 #[test]

@@ -4,11 +4,12 @@
 # each LLC among 2 unpinned hogs per CPU and a hackbench for wakeup churn, PINNED_SECS long.
 # Checked from outside (/proc/PID/stat field 39 sampled every 0.1 s: never another CPU) and
 # from inside (pinned.c's sched_getcpu samples: no violation, 1 CPU seen); every pinned
-# spinner gets at least half the CPU share the least-served one gets under EEVDF in the same
-# boot, and never under PINNED_FLOOR_PCT (balancing must not starve the CPU's own tasks by
-# stacking movable work on it). A pinned CPU runs 2 spinners, ~2 hogs and hackbench's tasks, so
-# a spinner's fair share is well under 25%: a fixed 15% bound failed once on 6.12 at 10%.
-# The same under EEVDF first (NOTE lines).
+# spinner gets at least half the mean CPU share of the unpinned hogs in the same run, and never
+# under PINNED_FLOOR_PCT (balancing must not starve a CPU's own tasks by stacking movable work
+# on it). Measured against the hogs of the same run, not against EEVDF's run: which CPUs
+# hackbench's 40 tasks crowd is a draw: on 6.12 the least share ranged 12-28% under EEVDF and
+# 10-22% under scx_sis over boots, so a bar of half EEVDF's least failed by the draw. The same
+# under EEVDF first (NOTE lines, with EEVDF against the same bar).
 # env: SCX_SIS (required)
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -28,7 +29,7 @@ cc -O2 -Wall -o "$PINNED_BIN" "$LIB_DIR/pinned.c" || { fail "cannot build pinned
 kmsg_mark
 
 # scenario NAME: sets OFF (outside samples on another CPU), SAMPLES, VIOL, MAXCPUS, MIN_SHARE
-# (% of a CPU). The shell samples as SCHED_FIFO 60 without forking, so its timing does not
+# (the least pinned spinner's, % of a CPU), HOG_SHARE (the hogs' mean, over the sampling). The shell samples as SCHED_FIFO 60 without forking, so its timing does not
 # depend on the scheduler under test.
 scenario() {
   local name=$1 pins=() hogs=() c i p
@@ -47,6 +48,8 @@ scenario() {
   # sample once taskset has exec'd the spinner (before that the task may be anywhere)
   for p in "${pins[@]}"; do for ((i = 0; i < 300; i++)); do proc_comm "$p"; [ "$COMM" = pinned ] && break; snooze 0.02; done; done
   OFF=0 SAMPLES=0
+  local -A ticks0; local h0=0 h1=0 n=0
+  for p in "${hogs[@]}"; do proc_stat "$p" && ticks0[$p]=$((STAT[11] + STAT[12])); done
   now_ms_set; local t0=$NOW_MS
   while now_ms_set; [ $((NOW_MS - t0)) -lt $(( (PINNED_SECS - 2) * 1000 )) ]; do
     for p in "${pins[@]}"; do
@@ -57,7 +60,14 @@ scenario() {
     done
     snooze 0.1
   done
+  now_ms_set; local t1=$NOW_MS
+  for p in "${hogs[@]}"; do
+    [ -n "${ticks0[$p]:-}" ] && proc_stat "$p" || continue
+    h1=$((h1 + STAT[11] + STAT[12] - ticks0[$p])); n=$((n + 1))
+  done
   chrt -o -p 0 $$
+  # clock ticks are 10 ms (USER_HZ 100): percent of a CPU = ticks * 10 / elapsed ms * 100
+  HOG_SHARE=$(( n > 0 && t1 > t0 ? h1 * 1000 / n / (t1 - t0) : 0 ))
   wait "${pins[@]}"
   kill "${hogs[@]}" 2>/dev/null; kill -- -"$hb" 2>/dev/null; wait "${hogs[@]}" "$hb" 2>/dev/null
   local outs; outs=$(cat "$SCX_SIS_OUT"/pinned-$name-*.out | tr ' ' '\n')
@@ -65,20 +75,25 @@ scenario() {
   MAXCPUS=$(awk -F= '$1 == "cpus" && $2 > m { m = $2 } END { print m + 0 }' <<<"$outs")
   MIN_SHARE=$(cat "$SCX_SIS_OUT"/pinned-$name-*.out | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     s = v["window_ms"] > 0 ? 100 * v["cpu_ms"] / v["window_ms"] : 0; if (NR == 1 || s < m) m = s } END { printf "%.0f", m }')
-  log "$name: ${#pins[@]} spinners pinned to CPUs ${pcpus[*]} among $((2 * NPROC)) hogs + hackbench: $SAMPLES outside samples, $OFF elsewhere; inside: $VIOL violations, max $MAXCPUS CPUs seen; least CPU share ${MIN_SHARE}%"
+  log "$name: ${#pins[@]} spinners pinned to CPUs ${pcpus[*]} among $((2 * NPROC)) hogs + hackbench: $SAMPLES outside samples, $OFF elsewhere; inside: $VIOL violations, max $MAXCPUS CPUs seen; least CPU share ${MIN_SHARE}%, hogs' mean ${HOG_SHARE}%"
 }
 
 scenario eevdf
-note "EEVDF: pinned spinners seen elsewhere $OFF/$SAMPLES, violations $VIOL, least CPU share ${MIN_SHARE}%"
-want_share=$(( ${MIN_SHARE:-0} / 2 )); [ "$want_share" -ge "$PINNED_FLOOR_PCT" ] || want_share=$PINNED_FLOOR_PCT
+note "EEVDF: pinned spinners seen elsewhere $OFF/$SAMPLES, violations $VIOL, least CPU share ${MIN_SHARE}%, hogs' mean ${HOG_SHARE}%"
+# the bar: half the hogs' mean share in the same run, floor PINNED_FLOOR_PCT
+bar() { local b=$(( HOG_SHARE / 2 )); [ "$b" -ge "$PINNED_FLOOR_PCT" ] || b=$PINNED_FLOOR_PCT; echo "$b"; }
+want_share=$(bar)
+note "EEVDF against the same bar: least ${MIN_SHARE}%, bar ${want_share}%: $([ "${MIN_SHARE:-0}" -ge "$want_share" ] && echo met || echo missed)"
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 scenario scx_sis
+want_share=$(bar)
 # busy vCPUs run in turn under single-threaded TCG: the 0.1 s sampling loop gets ~2 rounds a second
 check "outside samples taken ($SAMPLES, >= 3 per spinner)" test "$SAMPLES" -ge $((3 * 2 * ${#pcpus[@]}))
 check_eq "pinned spinners seen (field 39) on another CPU" "$OFF" 0
 check_eq "pinned spinners' own samples outside their mask" "$VIOL" 0
 check_eq "most CPUs a pinned spinner ran on" "$MAXCPUS" 1
-check "every pinned spinner got >= ${want_share}% of its CPU (half EEVDF's least, floor ${PINNED_FLOOR_PCT}%; least ${MIN_SHARE}%)" test "${MIN_SHARE:-0}" -ge "$want_share"
+check "every pinned spinner got >= ${want_share}% of its CPU (half the hogs' mean ${HOG_SHARE}%, floor ${PINNED_FLOOR_PCT}%; least ${MIN_SHARE}%)" test "${MIN_SHARE:-0}" -ge "$want_share"
+check "hogs measured (mean share ${HOG_SHARE}% > 0)" test "$HOG_SHARE" -gt 0
 check "still attached" kill -0 "$SCHED_PID"
 stop_sched INT || fail "no clean detach"
 check_eq "exit code" "$SCHED_RC" 0
