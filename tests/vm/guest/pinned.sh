@@ -30,8 +30,9 @@ cc -O2 -Wall -o "$PINNED_BIN" "$LIB_DIR/pinned.c" || { fail "cannot build pinned
 kmsg_mark
 
 # scenario NAME: sets OFF (outside samples on another CPU), SAMPLES, VIOL, MAXCPUS, MIN_SHARE
-# (the least pinned spinner's, % of a CPU), HOG_SHARE (the hogs' mean, over the sampling). The shell samples as SCHED_FIFO 60 without forking, so its timing does not
-# depend on the scheduler under test.
+# (the least pinned spinner's, % of a CPU), HOG_SHARE (the hogs' mean, over the sampling). The
+# shell samples as SCHED_FIFO 60 without forking, so its timing does not depend on the scheduler
+# under test.
 scenario() {
   local name=$1 pins=() hogs=() c i p
   local -A home
@@ -49,7 +50,7 @@ scenario() {
   # sample once taskset has exec'd the spinner (before that the task may be anywhere)
   for p in "${pins[@]}"; do for ((i = 0; i < 300; i++)); do proc_comm "$p"; [ "$COMM" = pinned ] && break; snooze 0.02; done; done
   OFF=0 SAMPLES=0
-  local -A ticks0; local h0=0 h1=0 n=0
+  local -A ticks0; local h1=0 n=0
   for p in "${hogs[@]}"; do proc_stat "$p" && ticks0[$p]=$((STAT[11] + STAT[12])); done
   now_ms_set; local t0=$NOW_MS
   while now_ms_set; [ $((NOW_MS - t0)) -lt $(( (PINNED_SECS - 2) * 1000 )) ]; do
