@@ -6,9 +6,10 @@
 # (tests/vm/mttcg_smoke.sh, both kernels). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --both | --long]
 # By default the tests whose subject is the kernel's side (attach and detach, exits, stalls,
-# pinned and RT tasks, bad input) run on both kernels and the others, whose subject is scx_sis's
-# own logic, are shared between the two chains (see 'both' and 'only' below), to keep the suite
-# under 40 minutes. --both: every VM test on both kernels (about twice as long), VM only.
+# pinned and RT tasks, the ways a task stops being runnable, bad input) run on both kernels and
+# the others, whose subject is scx_sis's own logic, are shared between the two chains (see
+# 'both' and 'only' below), to keep the suite under 40 minutes. --both: every VM test on both
+# kernels (about twice as long), VM only.
 # --long: the opt-in long mode (hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
 # (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
@@ -124,7 +125,7 @@ fi
 # pinned, RT and migration-disabled tasks, refusals). Shared out: scx_sis's own logic (the SIS
 # mechanisms, stealing, weights, the group balancer, the views), each on the kernel where the
 # two chains come out even (7.3 runs slower under TCG). --both runs all of them on both.
-both="badinput smoke partial hotswap pinned rt"
+both="badinput smoke partial hotswap pinned rt accounting"
 only_6_12="fairness cgweight soak steal"
 only_7_3="sis gb faults top"
 # 32 vCPUs = 4 LLCs: the SIS mechanisms in the default mode (the variants run at 8), and unbound

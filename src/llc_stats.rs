@@ -1,6 +1,7 @@
 //! Per-LLC and per-CPU views for the nested stats (bpf/llc_stats.bpf.h): the per-LLC counters,
 //! and per LLC the filter weight, truly idle and overloaded CPUs sampled from the mechanisms'
-//! maps; per CPU a one-char state for `scx_sis top`'s grid.
+//! maps; per CPU a one-char state for `scx_sis top`'s grid, and the runnable count of the load
+//! accounting (bpf/vtime.bpf.h).
 
 use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
@@ -34,6 +35,19 @@ pub fn counters(topo: &Topology, llc_stats: &impl MapCore) -> Result<Vec<LlcCoun
         }
     }
     Ok(out)
+}
+
+/// Tasks the load accounting counts runnable (queued or running), summed over CPUs: it follows
+/// every wakeup and sleep, so on an idle machine it is about the number of running tasks.
+pub fn nr_runnable(topo: &Topology, cpu_sched: &impl MapCore) -> Result<i64> {
+    let mut n = 0i64;
+    for cpu in &topo.cpus {
+        if let Some(v) = cpu_sched.lookup(&(cpu.id as u32).to_ne_bytes(), MapFlags::ANY)? {
+            let c: bpf_intf::cpu_sched = crate::map_value(&v);
+            n += c.nr_runnable as i32 as i64;
+        }
+    }
+    Ok(n)
 }
 
 /// Per-CPU state chars of `Metrics::cpu_state`, by priority.

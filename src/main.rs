@@ -434,6 +434,7 @@ impl<'a> Scheduler<'a> {
             llc_steals: overload::llc_steals(&self.topo, &self.skel.maps.llc_steals)?,
             llcs,
             cpu_state,
+            nr_runnable: scx_sis::llc_stats::nr_runnable(&self.topo, &m.cpu_sched_map)?,
             knobs: self.knobs.clone(),
             gb: match &self.gb {
                 Some(gb) => gb.metrics(&self.skel.maps.gb_stats)?,

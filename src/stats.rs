@@ -35,6 +35,8 @@ pub struct Samples {
     pub llcs: Vec<LlcSamples>,
     /// One char per CPU id (see `Metrics::cpu_state`).
     pub cpu_state: String,
+    /// Tasks counted runnable by the load accounting, over all CPUs.
+    pub nr_runnable: i64,
     pub knobs: crate::knobs::Knobs,
     pub gb: GbSample,
     pub cg: CgSample,
@@ -186,6 +188,8 @@ macro_rules! counter_fields {
             pub llcs: BTreeMap<u32, LlcMetrics>,
             #[stat(desc = "One char per CPU id (sampled): . idle, B busy, O overloaded (tasks waiting), F fail-prone (its last scan failed), - offline")]
             pub cpu_state: String,
+            #[stat(desc = "Tasks counted runnable (queued or running) by the load accounting, all CPUs (sampled): about the running tasks when the machine is idle")]
+            pub nr_runnable: i64,
             #[stat(desc = "Knob sis-mode: full / filter / linear")]
             pub sis_mode: String,
             #[stat(desc = "Knob steal: on / map-only / off")]
@@ -241,6 +245,7 @@ macro_rules! counter_fields {
                     llc_steals: s.llc_steals.iter().enumerate().map(|(i, v)| (i as u32, *v)).collect(),
                     llcs: s.llcs.iter().enumerate().map(|(i, l)| (i as u32, LlcMetrics::from_samples(l))).collect(),
                     cpu_state: s.cpu_state,
+                    nr_runnable: s.nr_runnable,
                     sis_mode: s.knobs.sis_mode.name().into(),
                     steal_mode: s.knobs.steal.name().into(),
                     steal_scope: s.knobs.steal_scope.name().into(),
@@ -283,6 +288,7 @@ macro_rules! counter_fields {
                         .map(|(k, l)| (*k, rhs.llcs.get(k).map_or_else(|| l.clone(), |r| l.delta(r))))
                         .collect(),
                     cpu_state: self.cpu_state.clone(),
+                    nr_runnable: self.nr_runnable,
                     sis_mode: self.sis_mode.clone(),
                     steal_mode: self.steal_mode.clone(),
                     steal_scope: self.steal_scope.clone(),
@@ -459,8 +465,8 @@ impl Metrics {
         }
         writeln!(
             w,
-            "          cpus {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us | cgroups untracked {} (map full {}){}",
-            self.cpu_state, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
+            "          cpus {} runnable {} | sis-mode {} steal {} scope {} oracle-every {} slice {} us | cgroups untracked {} (map full {}){}",
+            self.cpu_state, self.nr_runnable, self.sis_mode, self.steal_mode, self.steal_scope, self.oracle_every, self.slice_us,
             self.cg_untracked, self.cg_map_full,
             if self.cg_weight_lost > 0 { format!(" weight changes lost {}", self.cg_weight_lost) } else { String::new() },
         )?;

@@ -320,3 +320,30 @@ fn load_follows_the_task() {
     acct(&mut s, 0, -1, 0);
     assert_eq!((load(&mut s, 3), load(&mut s, 4)), ((0, 0), (0, 0)));
 }
+
+/// A wakeup is counted where it is placed and again when it runs (ops.select_cpu or
+/// ops.enqueue, then ops.running), uncounted when it sleeps: `runnable` in --stats follows.
+#[test]
+fn runnable_count_follows_placements_and_sleeps() {
+    let mut s = sis();
+    let acct = |s: &mut Sis, slot: u32, cpu: i32| {
+        let mut a = op(vtime_test_op_VT_LOAD_ACCOUNT, slot, cpu);
+        a.weight = if cpu < 0 { 0 } else { 100 << sis_consts_SIS_LOAD_SHIFT };
+        s.vtime(a);
+    };
+    let runnable = |s: &Sis| scx_sis::llc_stats::nr_runnable(&s.topo, &s.skel.maps.cpu_sched_map).unwrap();
+    // three wakeups placed, each counted again when it runs; one runs elsewhere (a steal)
+    for (slot, cpu) in [(0, 1), (1, 2), (2, 2)] {
+        acct(&mut s, slot, cpu);
+    }
+    acct(&mut s, 0, 1);
+    acct(&mut s, 2, 5);
+    assert_eq!(runnable(&s), 3);
+    // two sleep, one twice (stopping, then the exit): counted once each
+    acct(&mut s, 0, -1);
+    acct(&mut s, 2, -1);
+    acct(&mut s, 2, -1);
+    assert_eq!(runnable(&s), 1);
+    acct(&mut s, 1, -1);
+    assert_eq!(runnable(&s), 0);
+}
