@@ -533,9 +533,12 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->new_task = 0;
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
-		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
-		/* counted where it waits: a rotated task's weight leaves the busier CPU now */
+		/*
+		 * Counted where it waits (a rotated task's weight leaves the busier
+		 * CPU now), first: the placement caps lag by its weight as counted.
+		 */
 		task_account(p, tctx, cpu);
+		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
 	}
 	/*
 	 * A woken or new task owed time runs soon, not after every queued hog;
