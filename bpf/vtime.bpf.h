@@ -19,7 +19,8 @@
  *  - A CPU's load is the sum of the weights of its runnable tasks: what
  *    balance.bpf.h evens out.
  * Called from: ops.enqueue (placement, preemption), ops.running/stopping
- * (charge, clock), ops.runnable/quiescent/set_weight (load).
+ * (charge, clock), and for the load where a wakeup is placed, ops.running,
+ * ops.stopping (asleep), ops.disable and ops.set_weight (main.bpf.c).
  *
  * Needs no sched_ext type: the host tests include it too.
  */
@@ -334,7 +335,7 @@ static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 /*
  * Account the task's @weight on @cpu (-1: nowhere), taking it off the CPU
  * it was on. The task side records where it went, so a migration the kernel
- * does without runnable/quiescent is fixed at the next call (ops.running).
+ * does on its own (a steal, a fallback) is fixed at the next call (ops.running).
  */
 static __always_inline void load_account(struct task_sched *ts, s32 cpu, u32 weight)
 {

@@ -6,8 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// What the check covers, relative to the repository root. docs/lab-notes/ is the dated record,
-/// kept as written on the day, numbers included.
+/// What the check covers, relative to the repository root: docs/ whole, the results page and the
+/// dated lab notes with their data included.
 const SCOPE: &[&str] = &[
     "src",
     "bpf",
@@ -20,9 +20,12 @@ const SCOPE: &[&str] = &[
     "meson.build",
     "meson_options.txt",
     "README.md",
-    "docs/design.md",
-    "docs/testing.md",
+    "docs",
 ];
+
+/// The benchmarks' outputs under here print their random-number seed ("seed" and a number):
+/// not a citation.
+const RNG_SEED_OUTPUTS: &str = "docs/lab-notes/data";
 
 /// Words that, followed by a number, cite the notebook or a tracker.
 const WORDS: &[&str] = &["session", "sessions", "issue", "issues", "seed", "seeds"];
@@ -135,6 +138,9 @@ fn no_numbered_citations_in_code_and_docs() {
         for (n, line) in text.lines().enumerate() {
             for c in citations(line) {
                 let rel = f.strip_prefix(root).unwrap_or(f);
+                if rel.starts_with(RNG_SEED_OUTPUTS) && c.to_ascii_lowercase().starts_with("seed ") {
+                    continue;
+                }
                 hits.push(format!("{}:{}: {c}: {}", rel.display(), n + 1, line.trim()));
             }
         }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Idle attach time, A/B (BENCHMARKS.md, 2026-11-26, session 28): each binary once with the
+# Idle attach time, A/B (lab notes 2026-11-26): each binary once with the
 # verifier's statistics (SCX_SIS_VERIFIER_STATS=1 -v), then ROUNDS rounds of plain attaches,
 # interleaved, from tmpfs copies. One boot per kernel, e.g.:
 #   d=target/s28/ab-6.12; mkdir -p $d; cp OLD $d/base; cp NEW $d/gb

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Where an idle attach's time goes (BENCHMARKS.md, 2026-11-26, session 28): two -v attaches with
+# Where an idle attach's time goes (lab notes 2026-11-26): two -v attaches with
 # their phase times, then one under `perf record -g`, reported in the guest (its kallsyms):
 #   d=target/s28/prof-6.12; mkdir -p $d; cp target/release/scx_sis $d/
 #   SCX_SIS_VM_APPEND="mitigations=off" tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# fair-fork's op traced (session 31): 2026-11-26-forklat-rusage.py under `perf sched record`, then
+# fair-fork's op traced (2026-11-26): 2026-11-26-forklat-rusage.py under `perf sched record`, then
 # the per-task summary of its timehist (2026-11-26-timehist-sum.py). perf's data goes to a tmpfs:
 # the guest's 9p mounts refuse its writes. Run in the guest through the bench harness:
 #   bench/run-vm.sh --kernel 6.12 -- --cmd "forktrace=$PWD/docs/lab-notes/data/2026-11-26-forktrace.sh" \

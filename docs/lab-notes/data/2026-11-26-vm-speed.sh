@@ -1,5 +1,5 @@
 #!/bin/bash
-# A fixed guest workload that times the VM itself (BENCHMARKS.md, 2026-11-26, session 27): run
+# A fixed guest workload that times the VM itself (lab notes 2026-11-26): run
 # once per boot, with and without mitigations=off, one VM at a time on an idle host:
 #   mkdir -p target/s27 && cp target/release/scx_sis target/s27/
 #   SCX_SIS_VM_APPEND="mitigations=off" tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 7.3) \

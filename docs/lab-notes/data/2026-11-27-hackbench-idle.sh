@@ -1,6 +1,6 @@
 #!/bin/bash
 # hackbench -g 8 under EEVDF and scx_sis, interleaved: wall time, the vCPUs' idle share (/proc/stat),
-# BENCHMARKS.md, 2026-11-27 (session 33). One boot per kernel, side by side, scx_sis copied into $d:
+# Lab notes 2026-11-27. One boot per kernel, side by side, scx_sis copied into $d:
 #   d=target/s33/idle-6.12; mkdir -p $d; cp target/release/scx_sis $d/
 #   tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- env SCX_SIS_OUT=$PWD/$d bash $PWD/docs/lab-notes/data/2026-11-27-hackbench-idle.sh   # and 7.3
 # and the time tasks waited runnable (/proc/schedstat run_delay), per LLC (0-3, 4-7)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # where hackbench's CPU time goes under scx_sis vs EEVDF: perf record -a -g in the guest
-# BENCHMARKS.md, 2026-11-27 (session 33). One boot per kernel, side by side, scx_sis copied into $d:
+# Lab notes 2026-11-27. One boot per kernel, side by side, scx_sis copied into $d:
 #   d=target/s33/perf-6.12; mkdir -p $d; cp target/release/scx_sis $d/
 #   tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- env SCX_SIS_OUT=$PWD/$d bash $PWD/docs/lab-notes/data/2026-11-27-hackbench-perf.sh   # and 7.3
 # perf samples only where interrupts are on: scheduler and BPF time lands on finish_task_switch,

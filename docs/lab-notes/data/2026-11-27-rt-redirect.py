@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a CPU's queue goes when RT takes the CPU (session 32).
+"""Where a CPU's queue goes when RT takes the CPU (2026-11-27).
 
 2 hogs per CPU, forked by this script; once they settle, a SCHED_FIFO spinner is pinned for 2 s
 to the CPU with the most hogs (RT throttling off, restored after). This script samples as

@@ -1,6 +1,6 @@
 #!/bin/bash
 # single-threaded TCG: does hackbench get faster with more vCPUs? EEVDF, taskset to 8/4/2/1 CPUs, interleaved
-# BENCHMARKS.md, 2026-11-27 (session 33). One boot per kernel, side by side:
+# Lab notes 2026-11-27. One boot per kernel, side by side:
 #   d=target/s33/cpus-6.12; mkdir -p $d
 #   tests/vm/vm.sh --kernel $(tests/vm/kernels.sh 6.12) -- env SCX_SIS_OUT=$PWD/$d bash $PWD/docs/lab-notes/data/2026-11-27-tcg-cpus.sh   # and 7.3
 O=$SCX_SIS_OUT
