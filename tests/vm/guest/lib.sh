@@ -208,15 +208,24 @@ DMESG_BAD='BUG|WARNING|Oops|Call Trace|stall|failed to run for|errored|runtime e
 # in kernel/sched/deadline.c from task_non_contending, or later from inactive_task_timer. BPF
 # code cannot reach that accounting; 7.3 has the guard and never showed it.
 DL_SERVER_612_BUG='WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel/sched/deadline\.c:[0-9]+ (inactive_task_timer|task_non_contending)'
+# PUT_PREV_ENQ_LAST_BUG: a kernel WARN_ON_ONCE in put_prev_task_scx() (7.x): a runnable sched_ext
+# task put for the idle task trips it unless the scheduler set SCX_OPS_ENQ_LAST. scx_sis sets that
+# flag only with the group balancer; without it the kernel keeps such a task running itself, except
+# on paths of its own: bypass mode around an attach or detach (seen once in `faults`, in state
+# "enabling", as a new kthread set its policy on a CPU just brought online), and core scheduling's
+# forced idle. The sched_ext maintainer calls it a kernel-side bug, harmless and one-shot (a fix was
+# posted upstream in June 2026). BPF code cannot reach that path. Tolerated in every test.
+PUT_PREV_ENQ_LAST_BUG='WARNING: kernel/sched/ext/ext\.c:[0-9]+ at put_prev_task_scx\+'
 # dmesg_check [MARKER]: pass if the kernel log since the marker is clean, else fail with lines.
-# DMESG_KNOWN (a test may set it): a regex for one known kernel bug's WARNING line. If every
-# WARNING among the bad lines matches it and the rest are its own trace markers, the lines are
-# shown as a NOTE instead of a failure; anything else still fails.
+# DMESG_KNOWN (a test may set it): a regex for one known kernel bug's WARNING line; with
+# PUT_PREV_ENQ_LAST_BUG, always. If every WARNING among the bad lines matches them and the rest are
+# trace markers, the lines are shown as a NOTE instead of a failure; anything else still fails.
 # DMESG_INJECTED (a test may set it): the message of an error the test injected (scx_sis set
 # inject-error=1): see drop_injected.
 # A missing marker (log cleared or unreadable) or a failing grep -P is a failure, not a clean log.
 dmesg_check() {
   local log bad rc known rest apart="" mark=${1:-$KMSG_MARK}
+  local known_re=${DMESG_KNOWN:+$DMESG_KNOWN|}$PUT_PREV_ENQ_LAST_BUG
   if ! log=$(dmesg_since "$mark"); then
     fail "kernel log: marker '$mark' not found (log unreadable or cleared): cannot tell whether it is clean"
     return 1
@@ -226,11 +235,11 @@ dmesg_check() {
     fail "kernel log: grep -P failed (exit $rc): cannot tell whether it is clean"
     return 1
   fi
-  if [ -n "$bad" ] && [ -n "${DMESG_KNOWN:-}" ]; then
-    known=$(echo "$bad" | grep -P "$DMESG_KNOWN")
-    rest=$(echo "$bad" | grep -vP "$DMESG_KNOWN" | grep -vP '^\[[ 0-9.]+\] (Call Trace:|------------\[ cut here \]------------)$')
+  if [ -n "$bad" ]; then
+    known=$(echo "$bad" | grep -P "$known_re")
+    rest=$(echo "$bad" | grep -vP "$known_re" | grep -vP '^\[[ 0-9.]+\] (Call Trace:|------------\[ cut here \]------------)$')
     if [ -n "$known" ] && [ -z "$rest" ]; then
-      note "kernel log has a known kernel bug (not scx_sis's; see the test's header):"
+      note "kernel log has a known kernel bug (not scx_sis's; see lib.sh or the test's header):"
       echo "$bad" | head -n 10 | sed 's/^/  | /'
       bad="" apart=", apart from the known kernel bug"
     fi

@@ -4,7 +4,8 @@
 # every guest test built on it:
 #  - num_lt / check_lt / check_gt: an empty or non-numeric value fails any bound;
 #  - dmesg_check: a clean log since the marker passes; a bad line after it fails; a missing
-#    marker and a failing grep -P fail; a known kernel bug (DMESG_KNOWN) is a NOTE.
+#    marker and a failing grep -P fail; a known kernel bug (DMESG_KNOWN, and put_prev_task_scx's
+#    ENQ_LAST warning in any test) is a NOTE; with another bad line, a failure.
 SCX_SIS_OUT=$(mktemp -d)
 trap 'rm -rf "$SCX_SIS_OUT"' EXIT
 source "$(dirname "$0")/lib.sh"
@@ -62,4 +63,9 @@ LOG=("[    2.000000] $KMSG_MARK" "$enabled")
 check_eq "dmesg_check: grep -P failing (a bad pattern)" "$(DMESG_BAD='(' outcome dmesg_check)" fail
 LOG=("[    2.000000] $KMSG_MARK" "$warn")
 check_eq "dmesg_check: a known kernel bug only" "$(DMESG_KNOWN='at kernel/sched/ext\.c:100' outcome dmesg_check)" pass
+putprev='[    3.000000] WARNING: kernel/sched/ext/ext.c:3254 at put_prev_task_scx+0x3bd/0x4e0, CPU#6: kworker/2:10/10289'
+LOG=("[    2.000000] $KMSG_MARK" "$putprev" "[    3.100000] Call Trace:")
+check_eq "dmesg_check: put_prev_task_scx's ENQ_LAST warning only (any test)" "$(outcome dmesg_check)" pass
+LOG=("[    2.000000] $KMSG_MARK" "$putprev" "$warn")
+check_eq "dmesg_check: that warning and another" "$(outcome dmesg_check)" fail
 finish
