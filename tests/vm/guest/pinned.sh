@@ -78,7 +78,7 @@ scenario() {
     h1=$((h1 + STAT[11] + STAT[12] - ticks0[$p])); n=$((n + 1))
   done
   chrt -o -p 0 $$
-  taskset -pc "0-$((NPROC - 1))" $$ >/dev/null
+  taskset -pc "$(< /sys/devices/system/cpu/online)" $$ >/dev/null
   # clock ticks are 10 ms (USER_HZ 100): percent of a CPU = ticks * 10 / elapsed ms * 100
   HOG_SHARE=$(( n > 0 && t1 > t0 ? h1 * 1000 / n / (t1 - t0) : 0 ))
   wait "${pins[@]}"
@@ -88,7 +88,7 @@ scenario() {
   MAXCPUS=$(awk -F= '$1 == "cpus" && $2 > m { m = $2 } END { print m + 0 }' <<<"$outs")
   MIN_SHARE=$(cat "$PIN_DIR"/pinned-$name-*.out | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     s = v["window_ms"] > 0 ? 100 * v["cpu_ms"] / v["window_ms"] : 0; if (NR == 1 || s < m) m = s } END { printf "%.0f", m }')
-  REPORTS=$(cat "$PIN_DIR"/pinned-$name-*.out | grep -c 'window_ms=')
+  REPORTS=$(grep -c '^window_ms=' <<<"$outs")
   log "$name: ${#pins[@]} spinners pinned to CPUs ${pcpus[*]} among $((2 * NPROC)) hogs + hackbench: $SAMPLES outside samples, $OFF elsewhere; inside: $VIOL violations, max $MAXCPUS CPUs seen; least CPU share ${MIN_SHARE}%, hogs' mean ${HOG_SHARE}%"
 }
 
