@@ -86,12 +86,14 @@ static __always_inline bool filter_test(u32 llc, u32 pos)
 	return w && (READ_ONCE(*w) & (1ULL << (pos & 63)));
 }
 
-static __always_inline void filter_clear(u32 llc, u32 pos)
+static __always_inline bool filter_clear(u32 llc, u32 pos)
 {
 	u64 *w = filter_word(llc, pos);
 
-	if (w && (READ_ONCE(*w) & (1ULL << (pos & 63))))
-		__sync_fetch_and_and(w, ~(1ULL << (pos & 63)));
+	if (!w || !(READ_ONCE(*w) & (1ULL << (pos & 63))))
+		return false;
+	__sync_fetch_and_and(w, ~(1ULL << (pos & 63)));
+	return true;
 }
 
 /*
@@ -120,24 +122,6 @@ static __always_inline bool cpu_is_idle(s32 cpu)
 	struct cpu_ctx *c = cpu_ctx(cpu);
 
 	return c && READ_ONCE(c->idle);
-}
-
-/*
- * Claim an idle CPU so two wakers never pick the same one: through the
- * kernel's idle mask when it is kept, else by CAS on the state of record.
- * A CPU busy by record is not tried: the kernel's test-and-clear is a locked
- * write to a line every waker shares, and most wakeups try a busy prev first.
- * Should the record lag (busy, idle by the kernel), the tick heals it.
- */
-__noinline int claim_cpu(s32 cpu)
-{
-	struct cpu_ctx *c = cpu_ctx(cpu);
-
-	if (!c || !READ_ONCE(c->idle))
-		return false;
-	if (builtin_idle)
-		return sis_claim_builtin(cpu);
-	return __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
 }
 
 /* Every thread of @cpu's core idle by record. */
@@ -172,6 +156,85 @@ __noinline int core_idle_besides(s32 cpu, s32 but)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Clear every bit standing for @cpu's core: any thread's, since the caller
+ * may not know which one holds it. The core's cached generations go stale
+ * when one was set, so its next idle entry sets a bit again.
+ */
+static __always_inline bool filter_drop_core(u32 llc, s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu), *st;
+	struct cpu_ctx *sc;
+	bool dropped = false;
+	u32 i;
+
+	if (!t)
+		return false;
+	for_each_smt(i) {
+		if (i >= t->nr_siblings)
+			break;
+		st = cpu_topo(t->siblings[i]);
+		if (st && filter_clear(llc, st->llc_pos))
+			dropped = true;
+	}
+	if (!dropped)
+		return false;
+	stat_inc(STAT_FILTER_DROP);
+	for_each_smt(i) {
+		if (i >= t->nr_siblings)
+			break;
+		sc = cpu_ctx(t->siblings[i]);
+		if (sc)
+			WRITE_ONCE(sc->filter_gen, 0);
+	}
+	return true;
+}
+
+/*
+ * At most an eighth of @llc's CPUs idle (nr_busy, the idle path's count):
+ * claims clear the bits they make stale (claim_cpu).
+ */
+static __always_inline bool filter_claim_clears(u32 llc)
+{
+	struct llc_topo *lt = llc_topo(llc);
+	struct llc_ctx *l = llc_ctx(llc);
+
+	return lt && l && (u64)READ_ONCE(l->nr_busy) * 8 >= (u64)lt->nr_cpus * 7;
+}
+
+/*
+ * Claim an idle CPU so two wakers never pick the same one: through the
+ * kernel's idle mask when it is kept, else by CAS on the state of record.
+ * A CPU busy by record is not tried: the kernel's test-and-clear is a locked
+ * write to a line every waker shares, and most wakeups try a busy prev first.
+ * Should the record lag (busy, idle by the kernel), the tick heals it.
+ *
+ * Full mode: a claim that takes its core's last idle thread drops the
+ * core's bit while the LLC is nearly all busy (filter_claim_clears). Left
+ * set, it is a false positive that the next scan pays a probe to remove,
+ * and near saturation nearly every claim leaves one while the few true
+ * bits hide among them. Below that load the bit stays (lazy, as the
+ * proposal has it): the CPU idles again soon and its generation then
+ * skips the write, where an eager clear would cost two per wakeup.
+ */
+__noinline int claim_cpu(s32 cpu)
+{
+	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct cpu_topo *t;
+	bool ok;
+
+	if (!c || !READ_ONCE(c->idle))
+		return false;
+	if (builtin_idle)
+		ok = sis_claim_builtin(cpu);
+	else
+		ok = __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
+	if (ok && sis_mode == SIS_MODE_FULL && (t = cpu_topo(cpu)) && filter_claim_clears(t->llc) &&
+	    !core_idle_besides(cpu, cpu) && filter_drop_core(t->llc, cpu))
+		stat_inc(STAT_FILTER_CLAIM_CLEAR);
+	return ok;
 }
 
 /*
@@ -324,38 +387,10 @@ __noinline int filter_reset(u32 llc)
 	return 0;
 }
 
-/*
- * Clear the bit standing for @cpu's core (@pos, or a sibling's position when
- * the caller does not know which thread holds it); the core's cached
- * generations go stale.
- */
-static __always_inline void filter_drop_core(u32 llc, s32 cpu, u32 pos)
-{
-	struct cpu_topo *t = cpu_topo(cpu);
-	u32 i;
-
-	filter_clear(llc, pos);
-	if (!t)
-		return;
-	for_each_smt(i) {
-		struct cpu_topo *st;
-		struct cpu_ctx *sc;
-
-		if (i >= t->nr_siblings)
-			break;
-		st = cpu_topo(t->siblings[i]);
-		if (st && st->llc_pos != pos)
-			filter_clear(llc, st->llc_pos);
-		sc = cpu_ctx(t->siblings[i]);
-		if (sc)
-			WRITE_ONCE(sc->filter_gen, 0);
-	}
-}
-
 /* Remove a false positive: its whole core is busy. */
-__noinline int filter_remove_core(u32 llc, s32 cpu, u32 pos)
+__noinline int filter_remove_core(u32 llc, s32 cpu)
 {
-	filter_drop_core(llc, cpu, pos);
+	filter_drop_core(llc, cpu);
 	stat_inc(STAT_FP_REMOVED);
 	return 0;
 }
@@ -420,21 +455,20 @@ struct {
 } scan_ctx_map SEC(".maps");
 
 /*
- * @cpu, a thread of the core standing at @pos, was claimed. With the
- * sibling-checking scans (full mode), when no other thread of the core is
- * idle the bit goes now: left set, it is a false positive the next scan
- * pays a probe for. One atomic on a word the scan just read, only when the
- * core fills up; busy CPUs leaving idle still clear nothing (lazy).
+ * The scan claimed @cpu. With the sibling-checking scans (full mode), when
+ * no other thread of its core is idle the core's bit goes now, at any load:
+ * left set, it is a false positive the next scan pays a probe for. One
+ * atomic on a word the scan just read, only when the core fills up.
  */
-static __always_inline void scan_claimed(struct scan_ctx *sc, s32 cpu, u32 pos)
+static __always_inline void scan_claimed(struct scan_ctx *sc, s32 cpu)
 {
 	sc->idle_cpu = cpu;
 	if (sc->scan_sibling && sc->use_filter && !core_idle_besides(cpu, cpu))
-		filter_drop_core(sc->llc, cpu, pos);
+		filter_drop_core(sc->llc, cpu);
 }
 
-/* Probe the candidate @cpu at @pos by the scan's rules; true when an idle CPU is claimed. */
-__noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *sc, s32 cpu, u32 pos)
+/* Probe the candidate @cpu by the scan's rules; true when an idle CPU is claimed. */
+__noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *sc, s32 cpu)
 {
 	s32 s;
 
@@ -458,14 +492,14 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 		if (s >= 0) {
 			if (s != cpu)
 				stat_inc(STAT_SIBLING_RESCUE);
-			scan_claimed(sc, s, pos);
+			scan_claimed(sc, s);
 			return true;
 		}
 		stat_inc(STAT_SCAN_FP);
 		llc_stat_inc(sc->llc, LLC_STAT_FP);
 		/* only a core with no idle thread at all is a false positive */
 		if (sc->use_filter && !core_idle_besides(cpu, -1))
-			filter_remove_core(sc->llc, cpu, pos);
+			filter_remove_core(sc->llc, cpu);
 		return false;
 	}
 
@@ -544,7 +578,7 @@ __noinline int scan_step(struct task_struct *p __arg_trusted, struct scan_ctx *s
 	/* linear mode's idle-core search is not depth-limited (CFS's select_idle_cpu) */
 	if (!sc->has_idle_core && --sc->nr <= 0)
 		return true;
-	if (scan_probe(p, sc, cpu, pos)) {
+	if (scan_probe(p, sc, cpu)) {
 		sc->found = 1;
 		return true;
 	}
@@ -577,8 +611,7 @@ __noinline int scan_hinted_core(struct task_struct *p __arg_trusted, struct scan
 	s = idle_sibling(p, cpu, true);
 	if (s < 0)
 		return false;
-	/* the core's bit may be either thread's */
-	scan_claimed(sc, s, hint - 1);
+	scan_claimed(sc, s);
 	return true;
 }
 

@@ -172,6 +172,8 @@ enum sis_stat {
 	STAT_FILTER_SET,		/* bits set on the idle path */
 	STAT_FILTER_SET_SKIP_GEN,	/* set skipped: generation says already set */
 	STAT_FILTER_SET_SKIP_CORE,	/* set skipped: a sibling already stands for the core */
+	STAT_FILTER_DROP,		/* cores whose bits were cleared: false positives, claims that filled them */
+	STAT_FILTER_CLAIM_CLEAR,	/* of those: by a claim outside a scan, near saturation (claim_cpu) */
 
 	/* overloaded map and stealing */
 	STAT_OVERLOAD_SET,

@@ -150,6 +150,14 @@ int bench_scan(struct bench_scan_args *args)
 	return 0;
 }
 
+/* A wakeup's claim of an idle CPU outside the scan (prev, recent, an enqueue's kick). */
+SEC("syscall")
+int test_claim(struct cpu_args *args)
+{
+	args->ret = claim_cpu(args->cpu);
+	return 0;
+}
+
 SEC("syscall")
 int test_reset(struct cpu_args *args)
 {

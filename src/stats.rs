@@ -343,6 +343,8 @@ counter_fields! {
     filter_sets = sis_stat_STAT_FILTER_SET: "Filter bits set on the idle path",
     filter_skip_gen = sis_stat_STAT_FILTER_SET_SKIP_GEN: "Idle-path sets skipped: generation says already set",
     filter_skip_core = sis_stat_STAT_FILTER_SET_SKIP_CORE: "Idle-path sets skipped: a sibling stands for the core",
+    filter_drops = sis_stat_STAT_FILTER_DROP: "Cores cleared from the filter: false positives removed, claims that filled the core",
+    claim_clears = sis_stat_STAT_FILTER_CLAIM_CLEAR: "Of those, by a claim outside a scan (at most an eighth of the LLC idle)",
     overload_sets = sis_stat_STAT_OVERLOAD_SET: "CPUs marked overloaded (0 -> 1 transitions)",
     overload_clears = sis_stat_STAT_OVERLOAD_CLEAR: "CPUs unmarked (1 -> 0 transitions)",
     steal_attempts = sis_stat_STAT_STEAL_ATTEMPT: "Steal attempts by CPUs about to idle",

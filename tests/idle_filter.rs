@@ -152,6 +152,60 @@ fn claim_keeps_the_bit_of_a_core_still_idle() {
     assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
 }
 
+/// Near saturation (at most an eighth of the LLC idle), a claim outside the scan that takes its
+/// core's last idle thread clears the core's bit, and the core's next idle entry sets it again.
+#[test]
+fn claim_near_saturation_clears_the_filled_core() {
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    // LLC 0: only CPU 5 idle (1 of 8); its core is in the filter by CPU 4's bit, from init
+    sis.idle(5);
+    assert_eq!(sis.llc_state(0).2, 7);
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
+    assert!(sis.claim(5));
+    assert_eq!(sis.filter(0), vec![0, 2, 6], "the filled core's bit goes, whichever thread held it");
+    assert_eq!(sis.stat(sis_stat_STAT_FILTER_CLAIM_CLEAR), 1);
+    assert_eq!(sis.stat(sis_stat_STAT_FILTER_DROP), 1);
+    assert_eq!((sis.cpu_state(4).2, sis.cpu_state(5).2), (0, 0), "its generations go stale");
+    sis.busy(5);
+    assert!(!sis.claim(5), "a CPU busy by record is not claimed");
+    sis.idle(5);
+    assert_eq!(sis.filter(0), vec![0, 2, 5, 6], "the next idle entry sets a bit again");
+    assert!(sis.claim(5));
+    assert_eq!(sis.filter(0), vec![0, 2, 6]);
+    assert_eq!(sis.stat(sis_stat_STAT_FILTER_CLAIM_CLEAR), 2);
+}
+
+/// Below that load the claim leaves the bit (lazy, as the proposal has it): the CPU idles again
+/// soon and its generation skips the write. So does a claim that leaves an idle sibling, and any
+/// claim in filter mode.
+#[test]
+fn claim_below_saturation_or_with_an_idle_sibling_keeps_the_bit() {
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    sis.idle(5);
+    sis.idle(2);
+    assert_eq!(sis.llc_state(0).2, 6, "2 of 8 idle: more than an eighth");
+    assert!(sis.claim(5));
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6]);
+    assert_eq!(sis.cpu_state(4).2, sis.llc_state(0).0, "generations kept");
+
+    let mut sis = sis16(FULL);
+    sis.all_busy();
+    sis.idle(4);
+    sis.idle(5);
+    sis.set_llc(0, false, 7);
+    assert!(sis.claim(4));
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6], "sibling 5 is still idle");
+
+    let mut sis = sis16(FILTER);
+    sis.all_busy();
+    sis.idle(5);
+    assert!(sis.claim(5));
+    assert_eq!(sis.filter(0), vec![0, 2, 4, 6], "filter mode only clears lazily");
+    assert_eq!(sis.stat(sis_stat_STAT_FILTER_CLAIM_CLEAR), 0);
+}
+
 #[test]
 fn filter_mode_never_marks_fail_prone() {
     let mut sis = sis16(FILTER);

@@ -20,10 +20,11 @@
 //! filter_cpu_busy, i.e. ops.update_idle), then searches follow from random busy targets (any
 //! CPU at 100% idle). A search that claims a CPU makes it busy (its update_idle(false)) and a
 //! random busy CPU goes idle (a task blocks). Between searches the rest of the system moves
-//! too: one random idle CPU turns busy (a wakeup that took its idle prev CPU, no scan) and one
-//! random busy CPU idles. So the idle count stays put while the pattern keeps changing, and the
-//! filter sees the churn the scheduler's does: the idle path sets bits, busy CPUs leave stale
-//! ones, scans remove false positives. Without that background churn a filter's hidden idle
+//! too: one random idle CPU turns busy (a wakeup that took its idle prev CPU: select_cpu's
+//! claim_cpu, no scan) and one random busy CPU idles. So the idle count stays put while the
+//! pattern keeps changing, and the filter sees the churn the scheduler's does: the idle path sets
+//! bits, busy CPUs leave stale ones (claims that fill a core clear its bit only near
+//! saturation), scans remove false positives. Without that background churn a filter's hidden idle
 //! CPUs (behind a busy sibling's bit) would never change, and every search after them fail.
 //! The first `warmup_per_cpu` * N searches of a trial are not counted.
 //!
@@ -59,8 +60,12 @@ use super::host::{host_info, local_time};
 use super::model::HostInfo;
 use super::statistics::{amean, stddev};
 use super::{plot, usage};
+use scx_sis::bpf_intf::{
+    sis_stat_STAT_FILTER_CLAIM_CLEAR, sis_stat_STAT_FILTER_DROP, sis_stat_STAT_FILTER_RESET, sis_stat_STAT_FILTER_SET,
+};
 use scx_sis::idle_filter::SisMode;
 use scx_sis::layout::Layout;
+use scx_sis::maps::percpu_sum;
 use scx_sis::sis_test_skel::*;
 use scx_sis::test_intf::{bench_scan_args, cpu_args};
 use scx_sis::topology::fixture::{write_sysfs, Shape};
@@ -158,6 +163,13 @@ pub struct Cell {
     pub dropped: u64,
     /// By path (PATHS): searches, found, probes.
     pub paths: Vec<PathStat>,
+    /// Writes to the shared filter words over the counted searches and their churn (idle-path
+    /// sets, cores cleared, resets): the cost the lazy clearing saves.
+    #[serde(default)]
+    pub filter_writes: u64,
+    /// Of those, cores cleared by a claim outside the scan (near saturation only).
+    #[serde(default)]
+    pub claim_clears: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -296,6 +308,17 @@ impl<'a> Llc<'a> {
         Ok(Llc { skel, n, idle: vec![true; n] })
     }
 
+    /// Writes to the LLC's filter so far: bits set by the idle path, cores cleared (false
+    /// positives, claims that filled a core), resets.
+    /// And the cores cleared by claims outside the scan.
+    fn filter_writes(&self) -> Result<(u64, u64)> {
+        let m = &self.skel.maps.stats;
+        let writes = percpu_sum(m, sis_stat_STAT_FILTER_SET)?
+            + percpu_sum(m, sis_stat_STAT_FILTER_DROP)?
+            + percpu_sum(m, sis_stat_STAT_FILTER_RESET)?;
+        Ok((writes, percpu_sum(m, sis_stat_STAT_FILTER_CLAIM_CLEAR)?))
+    }
+
     /// The idle path (ops.update_idle) of `cpu`.
     fn set_idle(&mut self, cpu: usize, idle: bool) -> Result<()> {
         let mut a = cpu_args { cpu: cpu as i32, ret: 0 };
@@ -368,6 +391,12 @@ impl<'a> Llc<'a> {
             );
         }
         if let (Some(i), Some(b)) = (self.pick(rng, true), self.pick(rng, false)) {
+            // a wakeup that took its idle prev: select_cpu's claim, then the CPU leaves idle
+            let mut c = cpu_args { cpu: i as i32, ret: 0 };
+            run_prog(&mut self.skel.progs.test_claim, &mut c)?;
+            if c.ret == 0 {
+                bail!("the claim of CPU {i}, idle by record, failed");
+            }
             self.set_idle(i, false)?;
             self.set_idle(b, true)?;
         }
@@ -403,6 +432,7 @@ pub fn run_cell(topo: &Topology, pct: u32, mode: SisMode, p: &Params) -> Result<
             llc.step(&mut rng)?;
         }
         let (mut ns, mut kept, mut clk) = (0u64, 0u64, vec![]);
+        let writes0 = llc.filter_writes()?;
         for _ in 0..p.searches {
             let with_idle = llc.idle.contains(&true);
             let a = llc.step(&mut rng)?;
@@ -427,6 +457,9 @@ pub fn run_cell(topo: &Topology, pct: u32, mode: SisMode, p: &Params) -> Result<
             kept += 1;
             clk.push(a.clock_ns);
         }
+        let writes = llc.filter_writes()?;
+        cell.filter_writes += writes.0 - writes0.0;
+        cell.claim_clears += writes.1 - writes0.1;
         if kept == 0 {
             bail!("every timed search of a trial took over {DROP_NS} ns");
         }
@@ -545,6 +578,12 @@ pub fn format_table(r: &Report) -> String {
         &|_| None,
     );
     block(&mut o, "probes per search", &|c| opt(c.probes_per_search(), 2), &|_| None);
+    block(
+        &mut o,
+        "filter writes per search (sets, cores cleared, resets; with the model's churn), of them by claims",
+        &|c| format!("{} {}", opt(ratio(c.filter_writes, c.searches), 2), opt(ratio(c.claim_clears, c.searches), 2)),
+        &|_| None,
+    );
     block(
         &mut o,
         &format!("probes per successful search (target, full: <= {TARGET_PROBES_FOUND})"),

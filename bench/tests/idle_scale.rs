@@ -100,13 +100,13 @@ fn half_idle() {
 }
 
 /// The targets of docs/results.md (Scale), full mode: at most 1.5 probes per successful search
-/// from 25% idle up and at most 2 per failed search with every CPU busy, recall of 99% or more,
-/// at every size; linear, the reference, keeps growing with the LLC. At 5% idle the probes miss
-/// (about 1.5-1.8): each search's background wakeup leaves a stale bit the next scans pay for.
+/// and at most 2 per failed search with every CPU busy, recall of 99% or more, at every size;
+/// linear, the reference, keeps growing with the LLC. At 5% idle this holds because a claim near
+/// saturation clears the bit it makes stale (without that, 1.5-1.8 probes per success).
 #[test]
 fn full_mode_targets() {
     for n in [16, 64, 256] {
-        for pct in [0, 25, 50, 100] {
+        for pct in [0, 5, 25, 50, 100] {
             let c = cell(n, pct, SisMode::Full);
             let at = format!("{n} CPUs, {pct}% idle: {:?}", counts(&c));
             if pct == 0 {
@@ -116,13 +116,24 @@ fn full_mode_targets() {
             assert!(c.probes_per_found().unwrap() <= idle_scale::TARGET_PROBES_FOUND, "{at}");
             assert!(c.recall().unwrap() >= idle_scale::TARGET_RECALL, "{at}");
         }
-        let c = cell(n, 5, SisMode::Full);
-        assert!(c.recall().unwrap() >= idle_scale::TARGET_RECALL, "{n} CPUs, 5% idle: {:?}", counts(&c));
-        assert!(c.probes_per_found().unwrap() < 2.0, "{n} CPUs, 5% idle: {:?}", counts(&c));
     }
     let lin = |n| cell(n, 25, SisMode::Linear).probes_per_found().unwrap();
     let (small, big) = (lin(16), lin(256));
     assert!(big > 4.0 * small, "linear: {small} probes per success at 16 CPUs, {big} at 256");
+}
+
+/// Claims clear the bits they make stale only near saturation (at most an eighth of the LLC
+/// idle): at 5% idle they do, from a quarter idle up the filter stays lazy.
+#[test]
+fn claims_clear_only_near_saturation() {
+    for n in [16, 256] {
+        let c = cell(n, 5, SisMode::Full);
+        assert!(c.claim_clears * 4 > c.searches, "{n} CPUs, 5% idle: {} claim clears", c.claim_clears);
+        for pct in [25, 50, 100] {
+            assert_eq!(cell(n, pct, SisMode::Full).claim_clears, 0, "{n} CPUs, {pct}% idle");
+        }
+        assert_eq!(cell(n, 5, SisMode::Filter).claim_clears, 0, "{n} CPUs, filter mode");
+    }
 }
 
 /// Few idle CPUs (5%), by path: every full-mode scan checks siblings, so a plain scan finds the

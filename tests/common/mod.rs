@@ -161,6 +161,13 @@ impl Sis {
         a.ret == 1
     }
 
+    /// A wakeup's claim of `cpu` outside the scan (claim_cpu); true when it took the CPU.
+    pub fn claim(&mut self, cpu: usize) -> bool {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: -1 };
+        Self::run(&mut self.skel.progs.test_claim, &mut a);
+        a.ret == 1
+    }
+
     pub fn reset(&mut self, llc: usize) {
         let mut a = CpuArgs { cpu: llc as i32, ret: 0 };
         Self::run(&mut self.skel.progs.test_reset, &mut a);
