@@ -308,9 +308,9 @@ impl<'a> Llc<'a> {
         Ok(Llc { skel, n, idle: vec![true; n] })
     }
 
-    /// Writes to the LLC's filter so far: bits set by the idle path, cores cleared (false
-    /// positives, claims that filled a core), resets.
-    /// And the cores cleared by claims outside the scan.
+    /// Writes to the LLC's filter so far (bits set by the idle path, cores cleared for a false
+    /// positive or by a claim that filled them, resets), and of those the cores cleared by claims
+    /// outside the scan.
     fn filter_writes(&self) -> Result<(u64, u64)> {
         let m = &self.skel.maps.stats;
         let writes = percpu_sum(m, sis_stat_STAT_FILTER_SET)?
