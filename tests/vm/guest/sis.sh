@@ -37,13 +37,32 @@ run_mode() { # NAME ARGS...: attach with ARGS, hackbench overload, detach; sets 
   stats_load "$JSON" || { fail "$name: --stats-out JSON unreadable"; return 1; }
 }
 
+# CPUs in the smallest LLC (the last cache level's shared_cpu_list, as the loader reads it)
+llc_min_cpus() {
+  local min=999999 d idx n r a b
+  for d in /sys/devices/system/cpu/cpu[0-9]*/cache; do
+    idx=$(ls -d "$d"/index* 2>/dev/null | sort -V | tail -1)
+    [ -n "$idx" ] || continue
+    n=0
+    IFS=, read -ra ranges <"$idx/shared_cpu_list"
+    for r in "${ranges[@]}"; do
+      a=${r%-*} b=${r#*-}
+      n=$((n + b - a + 1))
+    done
+    [ "$n" -lt "$min" ] && min=$n
+  done
+  echo "$min"
+}
+
 # a field of the mode's --stats-out JSON (read once by run_mode: a python3 each costs ~2 s)
 s() { echo "${STATS[$1]}"; }
 
 if run_mode full; then
   line=""
   for f in scans probes scan_success scan_fail oracle_checks missed_idle fp_probes fp_removed resets \
-    failprone_scans sibling_rescues recall_pct probes_per_scan fp_pct; do line+=" $f=$(s $f)"; done
+    failprone_scans sibling_rescues recall_pct probes_per_scan fp_pct filter_drops claim_clears; do
+    line+=" $f=$(s $f)"
+  done
   log "full:$line"
   # not resets: a full-mode scan removes each busy core it meets, so a failed full scan leaves
   # the filter as clean as a reset would, and only a failed scan that began with the idle-core
@@ -68,10 +87,15 @@ if run_mode full; then
   check "full: missed idle ($(s missed_idle)) <= oracle checks ($checks)" test "$(s missed_idle)" -le "$checks"
   check "full: fail-prone scans ($(s failprone_scans)) <= scans" test "$(s failprone_scans)" -le "$(s scans)"
   check "full: FP removals ($(s fp_removed)) <= FP probes ($(s fp_probes))" test "$(s fp_removed)" -le "$(s fp_probes)"
+  # claims clear only with at most an eighth of the LLC idle: never in an LLC under 8 CPUs
+  check "full: claim clears ($(s claim_clears)) <= cores cleared ($(s filter_drops))" \
+    test "$(s claim_clears)" -le "$(s filter_drops)"
+  if [ "$(llc_min_cpus)" -lt 8 ]; then check_eq "full: no claim clears in LLCs under 8 CPUs" "$(s claim_clears)" 0; fi
 fi
 
 if run_mode filter --sis-mode filter; then
   check_gt "filter: scans" "$(s scans)" 0
+  check_eq "filter: no claim clears (full mode only)" "$(s claim_clears)" 0
   check_eq "filter: no fail-prone scans without fail-prone handling" "$(s failprone_scans)" 0
   check_eq "filter: no FP removals (only full mode removes)" "$(s fp_removed)" 0
 fi
