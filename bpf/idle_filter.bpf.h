@@ -212,14 +212,16 @@ static __always_inline bool filter_claim_clears(u32 llc)
  * Should the record lag (busy, idle by the kernel), the tick heals it.
  *
  * Full mode: a claim that takes its core's last idle thread drops the
- * core's bit while the LLC is nearly all busy (filter_claim_clears). Left
- * set, it is a false positive that the next scan pays a probe to remove,
- * and near saturation nearly every claim leaves one while the few true
- * bits hide among them. Below that load the bit stays (lazy, as the
- * proposal has it): the CPU idles again soon and its generation then
- * skips the write, where an eager clear would cost two per wakeup.
+ * core's bit; left set, it is a false positive the next scan pays a probe to
+ * remove. A scan's claim (@scan) does so at any load: one atomic on a word
+ * it just read. Any other claim (a wakeup's prev, an enqueue's kick) only
+ * while the LLC is nearly all busy (filter_claim_clears), where nearly every
+ * claim leaves a stale bit and the few true ones hide among them. Below that
+ * the bit stays (lazy, as the proposal has it): the CPU idles again soon and
+ * its generation then skips the write, where an eager clear would cost two
+ * per wakeup.
  */
-__noinline int claim_cpu(s32 cpu)
+__noinline int claim_idle(s32 cpu, bool scan)
 {
 	struct cpu_ctx *c = cpu_ctx(cpu);
 	struct cpu_topo *t;
@@ -231,15 +233,24 @@ __noinline int claim_cpu(s32 cpu)
 		ok = sis_claim_builtin(cpu);
 	else
 		ok = __sync_val_compare_and_swap(&c->idle, 1, 0) == 1;
-	if (ok && sis_mode == SIS_MODE_FULL && (t = cpu_topo(cpu)) && filter_claim_clears(t->llc) &&
-	    !core_idle_besides(cpu, cpu) && filter_drop_core(t->llc, cpu))
+	if (!ok || sis_mode != SIS_MODE_FULL || !(t = cpu_topo(cpu)))
+		return ok;
+	if ((scan || filter_claim_clears(t->llc)) && !core_idle_besides(cpu, cpu) &&
+	    filter_drop_core(t->llc, cpu) && !scan)
 		stat_inc(STAT_FILTER_CLAIM_CLEAR);
 	return ok;
 }
 
+/* A claim outside a scan's sibling check. */
+static __always_inline int claim_cpu(s32 cpu)
+{
+	return claim_idle(cpu, false);
+}
+
 /*
  * A thread of @cpu's core (@cpu included) allowed for @p and idle, or -1:
- * with @claim it is claimed (claim_cpu), else only idle by record.
+ * with @claim it is claimed as the scan claims (claim_idle), else only idle
+ * by record.
  */
 __noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu, bool claim)
 {
@@ -256,7 +267,7 @@ __noinline int idle_sibling(struct task_struct *p __arg_trusted, s32 cpu, bool c
 		s = t->siblings[k];
 		if (!sis_allowed(p, s))
 			continue;
-		if (claim ? claim_cpu(s) : cpu_is_idle(s))
+		if (claim ? claim_idle(s, true) : cpu_is_idle(s))
 			return s;
 	}
 	return -1;
@@ -454,19 +465,6 @@ struct {
 	__uint(max_entries, 1);
 } scan_ctx_map SEC(".maps");
 
-/*
- * The scan claimed @cpu. With the sibling-checking scans (full mode), when
- * no other thread of its core is idle the core's bit goes now, at any load:
- * left set, it is a false positive the next scan pays a probe for. One
- * atomic on a word the scan just read, only when the core fills up.
- */
-static __always_inline void scan_claimed(struct scan_ctx *sc, s32 cpu)
-{
-	sc->idle_cpu = cpu;
-	if (sc->scan_sibling && sc->use_filter && !core_idle_besides(cpu, cpu))
-		filter_drop_core(sc->llc, cpu);
-}
-
 /* Probe the candidate @cpu by the scan's rules; true when an idle CPU is claimed. */
 __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *sc, s32 cpu)
 {
@@ -492,7 +490,7 @@ __noinline int scan_probe(struct task_struct *p __arg_trusted, struct scan_ctx *
 		if (s >= 0) {
 			if (s != cpu)
 				stat_inc(STAT_SIBLING_RESCUE);
-			scan_claimed(sc, s);
+			sc->idle_cpu = s;
 			return true;
 		}
 		stat_inc(STAT_SCAN_FP);
@@ -611,7 +609,7 @@ __noinline int scan_hinted_core(struct task_struct *p __arg_trusted, struct scan
 	s = idle_sibling(p, cpu, true);
 	if (s < 0)
 		return false;
-	scan_claimed(sc, s);
+	sc->idle_cpu = s;
 	return true;
 }
 
