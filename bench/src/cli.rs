@@ -47,6 +47,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub bpf_time: bool,
 
+    /// Also time runqueue locks (a tracing program on raw_spin_rq_lock_nested, attached for the
+    /// whole session, under every column alike): ns per unit of work spent taking another CPU's
+    /// rq lock (remote) and the CPU's own, in the system section. Costs every rq lock two
+    /// programs, so leave it off for throughput figures.
+    #[arg(long)]
+    pub lock_time: bool,
+
     /// Results directory [default: bench-results/<date-time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -4,6 +4,7 @@
 use anyhow::Result;
 
 use super::model::HostInfo;
+use super::rq_lock::{RqLockSums, RqLockTimer};
 
 pub fn nproc() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
@@ -138,12 +139,14 @@ mod proc_stat_tests {
 
 /// Counters of a run beyond /proc/stat, system-wide: task migrations (the kernel's
 /// `cpu-migrations` software event, which counts every class's moves, sched_ext's included),
-/// the time tasks waited runnable (`run_delay` of /proc/schedstat), and with `--bpf-time` the run
-/// time of every loaded sched_ext (struct_ops) program, which is where a BPF scheduler's own cost is.
+/// the time tasks waited runnable (`run_delay` of /proc/schedstat), with `--bpf-time` the run
+/// time of every loaded sched_ext (struct_ops) program, which is where a BPF scheduler's own cost
+/// is, and with `--lock-time` the time taken by runqueue locks (rq_lock.rs).
 pub struct SysCounters {
     migrations: Vec<std::os::fd::OwnedFd>,
     /// Held open while the kernel keeps BPF run-time statistics (BPF_ENABLE_STATS).
     bpf_stats: Option<std::os::fd::OwnedFd>,
+    rq_lock: Option<RqLockTimer>,
 }
 
 /// One reading of `SysCounters`; a field is None when its source is missing.
@@ -153,25 +156,32 @@ pub struct SysSnapshot {
     pub run_delay_ns: Option<u64>,
     /// (run time ns, calls) summed over the struct_ops programs.
     pub bpf: Option<(u64, u64)>,
+    pub rq_lock: Option<RqLockSums>,
 }
 
 static COUNTERS: std::sync::OnceLock<SysCounters> = std::sync::OnceLock::new();
 
 /// Opens the session's counters (once). Returns notes about the sources that cannot be read.
-pub fn init_counters(bpf_time: bool) -> Vec<String> {
+pub fn init_counters(bpf_time: bool, lock_time: bool) -> Vec<String> {
     let mut notes = vec![];
+    let mut lock_err = None;
     let c = COUNTERS.get_or_init(|| {
         let cpus = online_cpus();
         let migrations: Vec<_> =
             cpus.iter().filter_map(|&c| perf_sw_counter(c, PERF_COUNT_SW_CPU_MIGRATIONS)).collect();
         let migrations = if migrations.len() == cpus.len() { migrations } else { vec![] };
-        SysCounters { migrations, bpf_stats: if bpf_time { bpf_enable_run_time_stats() } else { None } }
+        let rq_lock =
+            if lock_time { RqLockTimer::attach().map_err(|e| lock_err = Some(format!("{e:#}"))).ok() } else { None };
+        SysCounters { migrations, bpf_stats: if bpf_time { bpf_enable_run_time_stats() } else { None }, rq_lock }
     });
     if c.migrations.is_empty() {
         notes.push("no migration counts: perf_event_open(cpu-migrations) failed on some CPU".into());
     }
     if bpf_time && c.bpf_stats.is_none() {
         notes.push("no BPF run time: BPF_ENABLE_STATS failed".into());
+    }
+    if lock_time && c.rq_lock.is_none() {
+        notes.push(format!("no runqueue-lock time: {}", lock_err.unwrap_or_else(|| "not attached".into())));
     }
     notes
 }
@@ -186,6 +196,7 @@ pub fn counters_now() -> SysSnapshot {
         if c.bpf_stats.is_some() {
             s.bpf = Some(struct_ops_run_time());
         }
+        s.rq_lock = c.rq_lock.as_ref().and_then(RqLockTimer::read);
     }
     s
 }
@@ -199,6 +210,12 @@ impl SysSnapshot {
         if let (Some(a), Some(b)) = (self.bpf, later.bpf) {
             d.bpf_ns = Some(b.0.saturating_sub(a.0));
             d.bpf_calls = Some(b.1.saturating_sub(a.1));
+        }
+        if let (Some(a), Some(b)) = (self.rq_lock, later.rq_lock) {
+            d.rq_lock_remote_ns = Some(b.remote_ns.saturating_sub(a.remote_ns));
+            d.rq_lock_remote_n = Some(b.remote_n.saturating_sub(a.remote_n));
+            d.rq_lock_local_ns = Some(b.local_ns.saturating_sub(a.local_ns));
+            d.rq_lock_local_n = Some(b.local_n.saturating_sub(a.local_n));
         }
     }
 }
@@ -310,7 +327,7 @@ mod counter_tests {
             println!("SKIP counters_open_on_this_host: perf and BPF statistics need root");
             return;
         }
-        assert_eq!(init_counters(true), Vec::<String>::new());
+        assert_eq!(init_counters(true, false), Vec::<String>::new());
         let a = counters_now();
         // a thread that moves itself between CPUs is a migration the counter must see
         let cpus = online_cpus();
@@ -341,13 +358,24 @@ mod counter_tests {
 
     #[test]
     fn snapshot_delta() {
-        let a = SysSnapshot { migrations: Some(10), run_delay_ns: Some(1000), bpf: Some((500, 5)) };
-        let b = SysSnapshot { migrations: Some(25), run_delay_ns: Some(4000), bpf: Some((2500, 9)) };
+        let lock = |n: u64| RqLockSums { local_ns: 10 * n, local_n: n, remote_ns: 100 * n, remote_n: 2 * n };
+        let a =
+            SysSnapshot { migrations: Some(10), run_delay_ns: Some(1000), bpf: Some((500, 5)), rq_lock: Some(lock(1)) };
+        let b = SysSnapshot {
+            migrations: Some(25),
+            run_delay_ns: Some(4000),
+            bpf: Some((2500, 9)),
+            rq_lock: Some(lock(4)),
+        };
         let mut d = super::super::model::SystemDelta::default();
         a.delta_into(b, &mut d);
         assert_eq!((d.migrations, d.run_delay_ns, d.bpf_ns, d.bpf_calls), (Some(15), Some(3000), Some(2000), Some(4)));
+        assert_eq!(
+            (d.rq_lock_remote_ns, d.rq_lock_remote_n, d.rq_lock_local_ns, d.rq_lock_local_n),
+            (Some(300), Some(6), Some(30), Some(3))
+        );
         let mut d = super::super::model::SystemDelta::default();
         SysSnapshot::default().delta_into(b, &mut d);
-        assert_eq!((d.migrations, d.bpf_ns), (None, None));
+        assert_eq!((d.migrations, d.bpf_ns, d.rq_lock_remote_ns), (None, None, None));
     }
 }

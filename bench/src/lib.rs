@@ -31,6 +31,7 @@ pub mod parsers;
 pub mod plan;
 pub mod plot;
 pub mod report;
+pub mod rq_lock;
 pub mod runner;
 pub mod sched;
 pub mod session;

@@ -184,6 +184,17 @@ pub struct SystemDelta {
     pub bpf_ns: Option<u64>,
     #[serde(default)]
     pub bpf_calls: Option<u64>,
+    /// Time spent taking another CPU's runqueue lock, and how many times, all CPUs (with
+    /// --lock-time).
+    #[serde(default)]
+    pub rq_lock_remote_ns: Option<u64>,
+    #[serde(default)]
+    pub rq_lock_remote_n: Option<u64>,
+    /// The same for each CPU's own runqueue lock.
+    #[serde(default)]
+    pub rq_lock_local_ns: Option<u64>,
+    #[serde(default)]
+    pub rq_lock_local_n: Option<u64>,
 }
 
 /// Settings a session ran with (for the record, and for --report).
@@ -197,6 +208,9 @@ pub struct Config {
     /// The sched_ext programs were timed (BPF run-time statistics on).
     #[serde(default)]
     pub bpf_time: bool,
+    /// Runqueue locks were timed (--lock-time).
+    #[serde(default)]
+    pub lock_time: bool,
     pub quick: bool,
     pub command_line: Vec<String>,
 }

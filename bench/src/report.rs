@@ -314,8 +314,9 @@ fn telemetry_header(k: &str) -> String {
 
 /// Per variant (EEVDF too) and parameter, over the ok measured runs: context switches, task
 /// migrations and runnable wait per run and per 1000 units of work (when the workload reports
-/// its work), the ratio of each to the first column's, BPF time (with --bpf-time) and the share
-/// of CPU time idle while the workload ran.
+/// its work), the ratio of each to the first column's, BPF time (with --bpf-time), time taking
+/// runqueue locks, other CPUs' and each CPU's own (with --lock-time), and the share of CPU time
+/// idle while the workload ran.
 pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
     let mut o = String::new();
     if !res.runs.iter().any(|r| r.suite == suite.name && r.system.is_some()) {
@@ -324,6 +325,10 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
     let nw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(7);
     let per_unit = res.runs.iter().any(|r| r.suite == suite.name && r.work.is_some());
     let bpf = res.runs.iter().any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.bpf_ns.is_some()));
+    let lock = res
+        .runs
+        .iter()
+        .any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.rq_lock_remote_ns.is_some()));
     let base_name = &res.variants[0].name;
     let _ = writeln!(
         o,
@@ -339,6 +344,14 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
     }
     if bpf {
         let _ = write!(head, "  {:>10}  {:>11}", "bpf ns/call", if per_unit { "bpf us/ku" } else { "bpf ms/run" });
+    }
+    if lock {
+        let (r, n, l) = if per_unit {
+            ("rq-r us/ku", "rq-r n/ku", "rq-l us/ku")
+        } else {
+            ("rq-r ms/run", "rq-r n/run", "rq-l ms/run")
+        };
+        let _ = write!(head, "  {r:>11}  {:>6}  {n:>10}  {:>6}  {l:>11}", "x", "x");
     }
     let _ = writeln!(o, "{head}  {:>6}", "idle%");
     // mean over the cell's ok runs of f(delta, work); None if no run has it
@@ -388,6 +401,35 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
                     mean(&v.name, &p.label, &|d, _| d.bpf_ns.map(|n| n as f64 / 1e6))
                 };
                 let _ = write!(line, "  {:>10}  {:>11}", fmt(call, 0), fmt(tot, 1));
+            }
+            if lock {
+                // time (us per unit of work, or ms per run) and count of remote locks, each with
+                // its ratio to the first column's, and the time of the CPUs' own
+                let amount = |f: fn(&super::model::SystemDelta) -> Option<u64>, div: u64| {
+                    move |d: &super::model::SystemDelta, w: Option<f64>| {
+                        if per_unit {
+                            ku(f(d).map(|n| n / div), w)
+                        } else {
+                            f(d).map(|n| n as f64 / (div as f64 * 1e3))
+                        }
+                    }
+                };
+                let remote = m(&amount(|d| d.rq_lock_remote_ns, 1000));
+                let count = if per_unit {
+                    m(&amount(|d| d.rq_lock_remote_n, 1))
+                } else {
+                    m(&|d, _| d.rq_lock_remote_n.map(|n| n as f64))
+                };
+                let local = mean(&v.name, &p.label, &amount(|d| d.rq_lock_local_ns, 1000));
+                let _ = write!(
+                    line,
+                    "  {:>11}  {:>6}  {:>10}  {:>6}  {:>11}",
+                    fmt(remote.0, 1),
+                    fmt(ratio(remote), 2),
+                    fmt(count.0, 1),
+                    fmt(ratio(count), 2),
+                    fmt(local, 1)
+                );
             }
             let idle = mean(&v.name, &p.label, &|d, _| Some(d.idle_pct));
             let _ = writeln!(o, "{line}  {:>6}", fmt(idle, 1));
@@ -635,6 +677,24 @@ pub(crate) mod tests {
         let eevdf = t.lines().find(|l| l.trim_start().starts_with("EEVDF") && l.contains(" 12 ")).unwrap();
         assert!(eevdf.split_whitespace().rev().nth(2) == Some("-"), "{t}");
         assert!(format_system(&sample(), &res.suites[0], 4).is_empty());
+        // runqueue-lock time (--lock-time): remote per ku, its ratio to EEVDF's, ns a lock, local
+        for r in res.runs.iter_mut() {
+            let d = r.system.as_mut().unwrap();
+            let k = if r.variant == "EEVDF" { 1 } else { 3 };
+            (d.rq_lock_remote_ns, d.rq_lock_remote_n) = (Some(k * 2_000_000), Some(k * 1000));
+            (d.rq_lock_local_ns, d.rq_lock_local_n) = (Some(500_000), Some(5000));
+        }
+        let t = format_system(&res, &res.suites[0], 4);
+        assert!(
+            t.lines().nth(1).unwrap().ends_with("rq-r us/ku       x   rq-r n/ku       x   rq-l us/ku   idle%"),
+            "{t}"
+        );
+        let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+        assert_eq!(
+            line.split_whitespace().rev().take(6).collect::<Vec<_>>(),
+            ["10.0", "1000.0", "3.00", "6000.0", "3.00", "12000.0"],
+            "{t}"
+        );
     }
 
     #[test]

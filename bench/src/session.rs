@@ -116,6 +116,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             warmup: args.warmup,
             block: args.block,
             bpf_time: args.bpf_time,
+            lock_time: args.lock_time,
             quick: args.quick,
             command_line: std::env::args().collect(),
         },
@@ -131,7 +132,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     eprint!("{}", plan_text(&variants, &suites, &res.skipped, args));
     eprintln!("scx_sis bench: results in {}", out.display());
 
-    for n in init_counters(args.bpf_time) {
+    for n in init_counters(args.bpf_time, args.lock_time) {
         eprintln!("scx_sis bench: note: {n}");
     }
     let mut ctl = sched::SysfsController::new(scx_sis, out.join("logs"), Duration::from_secs(args.attach_timeout));

@@ -2,7 +2,8 @@
 # The parallel rig's smoke: on each kernel, a short A/B on multi-threaded TCG (QEMU 10, 2 vCPUs as
 # 2 LLCs): EEVDF and scx_sis in blocks (scx_sis attached once per block), hackbench --quick, then
 # the checks: every run measured, each scheduler attached once per block, the table says which rig
-# it came from, and the kernel log stayed clean across every switch (a boot that faulted is
+# it came from, runqueue locks were timed under both (--lock-time: own and other CPUs' rq locks
+# counted), and the kernel log stayed clean across every switch (a boot that faulted is
 # discarded and run again by bench/run-vm.sh; that is reported, and a second fault fails).
 #   tests/vm/mttcg_smoke.sh [--bin PATH] [KERNEL...]     (default kernels: 7.3 6.12)
 # Last line: 'N passed, M failed', N and M counting kernels. Needs as many host cores as vCPUs (2).
@@ -20,7 +21,7 @@ for k in "${kernels[@]}"; do
   rm -rf "$out"
   echo "== mttcg smoke, $k: EEVDF vs scx_sis, hackbench --quick, 2 runs in blocks of 1"
   "$repo/bench/run-vm.sh" --mttcg --kernel "$k" --sockets 2 --cores 1 --threads 1 --retries 1 --timeout 900 \
-    --bin "$bin" --out "$out" -- --suite hackbench --quick --runs 2 --warmup 0 --block 1
+    --bin "$bin" --out "$out" -- --suite hackbench --quick --runs 2 --warmup 0 --block 1 --lock-time
   rc=$?
   [ "$rc" -eq 0 ] && ok "$k: the bench exited 0" || bad "$k: bench/run-vm.sh exited $rc"
   if [ -s "$out/discarded-boots.txt" ]; then
@@ -38,6 +39,12 @@ names = [v["name"] for v in r["variants"]]
 print("ok" if names == ["EEVDF", "scx_sis"] else "FAIL", f"columns {names}")
 bad = [f"{x['variant']} {x['param']} r{x['round']}: {x.get('error')}" for x in runs if not x["ok"]]
 print("ok" if len(runs) == 8 and not bad else "FAIL", f"{len(runs)} of 8 runs measured, failed: {bad}")
+# the rq-lock timer saw each column take its CPUs' own rq locks and each other's
+for v in names:
+    sysd = [x.get("system") or {} for x in runs if x["variant"] == v and x["ok"]]
+    lk = {k: sum(d.get(k) or 0 for d in sysd) for k in ("rq_lock_local_n", "rq_lock_remote_n", "rq_lock_remote_ns")}
+    print("ok" if lk["rq_lock_local_n"] > 0 and lk["rq_lock_remote_n"] > 0 and lk["rq_lock_remote_ns"] > 0
+          else "FAIL", f"{v}: rq locks timed {lk}")
 print("ok" if r["host"].get("rig") == "mttcg" and r["config"].get("block") == 1 else "FAIL",
       f"rig {r['host'].get('rig')!r}, block {r['config'].get('block')}")
 # one attach per block: the scheduler's log has one start line per attach

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench_smoke: a tiny `scx_sis_bench` session (hackbench --quick, 2 runs, no warm-up) with EEVDF,
 # scx_sis and one variant (nofilter = --sis-mode linear); checks the exit code, results.json
-# (parses, 4 ok runs per variant, scx_sis telemetry), runs.csv, table.txt rows, the PNG, that
-# nothing is left attached, and a clean kernel log.
+# (parses, 4 ok runs per variant, scx_sis telemetry, runqueue-lock time: --lock-time), runs.csv,
+# table.txt rows, the PNG, that nothing is left attached, and a clean kernel log.
 # env: SCX_SIS and SCX_SIS_BENCH (required).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -11,7 +11,7 @@ trap cleanup_sched EXIT
 
 out="$SCX_SIS_OUT/bench-smoke"
 rm -rf "$out"
-bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --out "$out" --variant "nofilter=--sis-mode linear")
+bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --lock-time --out "$out" --variant "nofilter=--sis-mode linear")
 
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
@@ -34,6 +34,9 @@ for v in r["variants"]:
     ok = [x for x in runs if x["ok"]]
     tel = [x for x in ok if isinstance(x.get("telemetry"), dict) and "recall_pct" in x["telemetry"]]
     print(v["name"], len(runs), len(ok), len(runs) - len(ok), len(tel))
+    # runqueue locks taken over the variant's runs: remote and own, count and ns
+    lk = lambda k: sum((x.get("system") or {}).get(k) or 0 for x in ok)
+    print("lock", v["name"], *(lk(k) for k in ("rq_lock_remote_n", "rq_lock_remote_ns", "rq_lock_local_n", "rq_lock_local_ns")))
 print("complete", r["complete"], r["aborted"])
 EOF
 )
@@ -41,6 +44,11 @@ echo "$counts" | sed 's/^/  | /'
 check_eq "EEVDF runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "EEVDF" { print $2, $3, $4, $5 }')" "4 4 0 0"
 check_eq "scx_sis runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "scx_sis" { print $2, $3, $4, $5 }')" "4 4 0 4"
 check_eq "nofilter runs (measured ok failed telemetry)" "$(echo "$counts" | awk '$1 == "nofilter" { print $2, $3, $4, $5 }')" "4 4 0 4"
+# every column took its own rq locks and others' (hackbench on several CPUs), and the timer saw them
+for v in EEVDF scx_sis; do
+  check "$v: remote and own rq locks timed (count, ns: $(echo "$counts" | awk -v v=$v '$1 == "lock" && $2 == v { print $3, $4, $5, $6 }'))" \
+    test "$(echo "$counts" | awk -v v=$v '$1 == "lock" && $2 == v && $3 > 0 && $4 > $3 && $5 > 0 && $6 > $5 { print "ok" }')" = ok
+done
 check_eq "session complete" "$(echo "$counts" | awk '$1 == "complete" { print $2, $3 }')" "True None"
 
 csv="$out/runs.csv"
@@ -51,6 +59,7 @@ check "table header names EEVDF scx_sis nofilter" grep -qE '^ +EEVDF +scx_sis +n
 check "table row: groups 1" grep -qE '^Amean +1 +[0-9.]+ \(   0\.00%\) +[0-9.]+ [(*] *-?[0-9.]+%[)*] +[0-9.]+ [(*] *-?[0-9.]+%[)*]$' "$table"
 check "table row: groups 2" grep -qE '^Amean +2 +[0-9.]+ \(   0\.00%\) ' "$table"
 check "table has the verdict" grep -q '^verdict vs EEVDF' "$table"
+check "table has the rq-lock columns" grep -qE 'rq-r (us/ku|ms/run)' "$table"
 check "table has the scx_sis telemetry footer" grep -qE '^  scx_sis +1 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$table"
 check "stdout is the table" cmp -s "$table" "$SCX_SIS_OUT/bench-smoke.stdout"
 sed 's/^/  | /' "$table"
