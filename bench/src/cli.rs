@@ -48,9 +48,9 @@ pub struct BenchArgs {
     pub bpf_time: bool,
 
     /// Also time runqueue locks (a tracing program on raw_spin_rq_lock_nested, attached for the
-    /// whole session, under every column alike): ns per unit of work spent taking another CPU's
-    /// rq lock (remote) and the CPU's own, in the system section. Costs every rq lock two
-    /// programs, so leave it off for throughput figures.
+    /// whole session, under every column alike): per unit of work, the time and count of taking
+    /// another CPU's rq lock (remote) and the time on the CPU's own, in the system section. Costs
+    /// every rq lock two programs, so leave it off for throughput figures.
     #[arg(long)]
     pub lock_time: bool,
 

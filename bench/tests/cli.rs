@@ -41,7 +41,7 @@ fn invalid_options() {
 fn help_documents_the_session() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for opt in ["--suite", "--runs", "--variant", "--peer", "--scx-sis-bin", "--dry-run"] {
+    for opt in ["--suite", "--runs", "--variant", "--peer", "--scx-sis-bin", "--dry-run", "--bpf-time", "--lock-time"] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
     assert!(!out.contains("__"), "--help shows a hidden workload: {out}");
