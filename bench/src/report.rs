@@ -404,23 +404,20 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
             }
             if lock {
                 // time (us per unit of work, or ms per run) and count of remote locks, each with
-                // its ratio to the first column's, and the time of the CPUs' own
-                let amount = |f: fn(&super::model::SystemDelta) -> Option<u64>, div: u64| {
+                // its ratio to the first column's, and the time of the CPUs' own; @f's value is
+                // divided by @ku_div per unit of work, by @run_div per run
+                let per = |f: fn(&super::model::SystemDelta) -> Option<u64>, ku_div: u64, run_div: f64| {
                     move |d: &super::model::SystemDelta, w: Option<f64>| {
                         if per_unit {
-                            ku(f(d).map(|n| n / div), w)
+                            ku(f(d).map(|n| n / ku_div), w)
                         } else {
-                            f(d).map(|n| n as f64 / (div as f64 * 1e3))
+                            f(d).map(|n| n as f64 / run_div)
                         }
                     }
                 };
-                let remote = m(&amount(|d| d.rq_lock_remote_ns, 1000));
-                let count = if per_unit {
-                    m(&amount(|d| d.rq_lock_remote_n, 1))
-                } else {
-                    m(&|d, _| d.rq_lock_remote_n.map(|n| n as f64))
-                };
-                let local = mean(&v.name, &p.label, &amount(|d| d.rq_lock_local_ns, 1000));
+                let remote = m(&per(|d| d.rq_lock_remote_ns, 1000, 1e6));
+                let count = m(&per(|d| d.rq_lock_remote_n, 1, 1.0));
+                let local = mean(&v.name, &p.label, &per(|d| d.rq_lock_local_ns, 1000, 1e6));
                 let _ = write!(
                     line,
                     "  {:>11}  {:>6}  {:>10}  {:>6}  {:>11}",
@@ -677,7 +674,8 @@ pub(crate) mod tests {
         let eevdf = t.lines().find(|l| l.trim_start().starts_with("EEVDF") && l.contains(" 12 ")).unwrap();
         assert!(eevdf.split_whitespace().rev().nth(2) == Some("-"), "{t}");
         assert!(format_system(&sample(), &res.suites[0], 4).is_empty());
-        // runqueue-lock time (--lock-time): remote per ku, its ratio to EEVDF's, ns a lock, local
+        // runqueue locks (--lock-time): remote time per ku and its ratio to EEVDF's, remote count
+        // per ku and its ratio, own-rq time per ku
         for r in res.runs.iter_mut() {
             let d = r.system.as_mut().unwrap();
             let k = if r.variant == "EEVDF" { 1 } else { 3 };
@@ -693,6 +691,18 @@ pub(crate) mod tests {
         assert_eq!(
             line.split_whitespace().rev().take(6).collect::<Vec<_>>(),
             ["10.0", "1000.0", "3.00", "6000.0", "3.00", "12000.0"],
+            "{t}"
+        );
+        // per run when the workload reports no work: ms and locks a run
+        for r in res.runs.iter_mut() {
+            r.work = None;
+        }
+        let t = format_system(&res, &res.suites[0], 4);
+        assert!(t.lines().nth(1).unwrap().contains("rq-r ms/run       x  rq-r n/run       x  rq-l ms/run"), "{t}");
+        let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+        assert_eq!(
+            line.split_whitespace().rev().take(6).collect::<Vec<_>>(),
+            ["10.0", "0.5", "3.00", "3000.0", "3.00", "6.0"],
             "{t}"
         );
     }

@@ -37,18 +37,12 @@ run_mode() { # NAME ARGS...: attach with ARGS, hackbench overload, detach; sets 
   stats_load "$JSON" || { fail "$name: --stats-out JSON unreadable"; return 1; }
 }
 
-# CPUs in the smallest LLC (the last cache level's shared_cpu_list, as the loader reads it)
+# CPUs in the smallest LLC (L3 shared_cpu_list, as the other guest tests read LLCs)
 llc_min_cpus() {
-  local min=999999 d idx n r a b
-  for d in /sys/devices/system/cpu/cpu[0-9]*/cache; do
-    idx=$(ls -d "$d"/index* 2>/dev/null | sort -V | tail -1)
-    [ -n "$idx" ] || continue
+  local l r n min=999999
+  for l in $(sort -u /sys/devices/system/cpu/cpu*/cache/index3/shared_cpu_list); do
     n=0
-    IFS=, read -ra ranges <"$idx/shared_cpu_list"
-    for r in "${ranges[@]}"; do
-      a=${r%-*} b=${r#*-}
-      n=$((n + b - a + 1))
-    done
+    for r in ${l//,/ }; do n=$((n + ${r#*-} - ${r%-*} + 1)); done
     [ "$n" -lt "$min" ] && min=$n
   done
   echo "$min"
