@@ -294,8 +294,13 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
 	return curr_owes(cpu, head, now, preempt_min_ns(), slice_ns + preempt_min_ns());
 }
 
-/* time constant of the averaged runnable count: a rotation period (balance.bpf.h) */
-#define NR_AVG_TAU_SLICES	4
+/*
+ * Time constant of the averaged runnable count (balance.bpf.h's rotation
+ * guard): four rotation periods. Over one, a sleeper's wakeup or a kworker's
+ * burst beside hogs made a CPU half a task heavier, and hogs rotated at the
+ * rate limit among CPUs that all held two.
+ */
+#define NR_AVG_TAU_SLICES	16
 
 /*
  * @c's runnable count averaged over time (x1024) up to @now (ktime), from its

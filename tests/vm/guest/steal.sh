@@ -131,6 +131,8 @@ llc_steals=${STATS[llc_steals]}
 n_llc=$(sort -u /sys/devices/system/cpu/cpu*/cache/index3/shared_cpu_list | wc -l)
 n_pos=$(grep -oE ':[1-9][0-9]*' <<<"$llc_steals" | wc -l)
 check_eq "steal-scope node: LLCs with steals ($llc_steals)" "$n_pos" "$n_llc"
+# what moved the spinners after they spread: the trace's switches beside each mover's count
+log "steal-scope node: steals=${STATS[steals]} balance_pulls=${STATS[balance_pulls]} balance_pulls_xllc=${STATS[balance_pulls_xllc]} rotations=${STATS[balance_rotations]} rotations_xllc=${STATS[balance_rotations_xllc]}"
 check "steal-scope node: no CPU without a spinner while another has two for over ${max_imb} ms (longest: ${IMB_MS} ms)" \
   test "${IMB_MS:--1}" -ge 0 -a "${IMB_MS:--1}" -le "$max_imb"
 
