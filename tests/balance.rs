@@ -335,36 +335,36 @@ fn ktime_now() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// A fold time ahead of the BPF clock by a second: until then the average reads as set, however
+/// A fold time this far ahead of the BPF clock: until then the average reads as set, however
 /// long the test takes.
-fn ktime_ahead() -> u64 {
-    ktime_now() + 1_000_000_000
+const SECOND: u64 = 1_000_000_000;
+
+/// Two hogs on every CPU and one more on CPU 3, each CPU's averaged count and its fold time set
+/// by `avg(cpu, now)`: `now` is the BPF clock once the object is loaded (loading takes a while).
+fn with_averages(avg: impl Fn(usize, u64) -> (u64, u64)) -> Sis {
+    let mut l = [200; 16];
+    l[3] = 300;
+    let mut s = sis(l);
+    let now = ktime_now();
+    for cpu in 0..16 {
+        let (nr_avg, at) = avg(cpu, now);
+        s.set_sched(cpu, |c| {
+            c.nr_avg = nr_avg;
+            c.nr_avg_at = at;
+        });
+    }
+    s
 }
 
 #[test]
 fn a_cpu_lighter_only_for_a_moment_is_no_rotation_target() {
     // beside hogs, CPU 3's sleeper is awake (3 runnable) and the others' asleep (2): lighter now,
     // but over time every CPU held the same, so the hog stays
-    let mut l = [200; 16];
-    l[3] = 300;
-    let mut s = sis(l);
-    let now = ktime_ahead();
-    for cpu in 0..16 {
-        s.set_sched(cpu, |c| {
-            c.nr_avg = 2 * 1024 + 50;
-            c.nr_avg_at = now;
-        });
-    }
+    let mut s = with_averages(|_, now| (2 * 1024 + 50, now + SECOND));
     let to = rotations(&mut s, 3, 100, 64);
     assert!(to.iter().all(|&t| t == -1), "{to:?}");
     // lighter over time too (a seat that does not divide): it rotates
-    let mut s = sis(l);
-    for cpu in 0..16 {
-        s.set_sched(cpu, |c| {
-            c.nr_avg = if cpu == 3 { 3 * 1024 } else { 2 * 1024 };
-            c.nr_avg_at = now;
-        });
-    }
+    let mut s = with_averages(|cpu, now| (if cpu == 3 { 3 * 1024 } else { 2 * 1024 }, now + SECOND));
     let to = rotations(&mut s, 3, 100, 64);
     assert!(to.iter().any(|&t| t >= 0 && t != 3), "{to:?}");
 }
@@ -375,26 +375,12 @@ fn a_cpu_heavier_for_a_few_slices_sends_no_hog_yet() {
     // kworker's burst beside its hogs). With the count averaged over 4 slices that was half a
     // task heavier already and a hog rotated at every such burst, 4-5x the fair class's
     // migrations beside hogs; over 16 slices it is not yet
-    let mut l = [200; 16];
-    l[3] = 300;
-    let mut s = sis(l);
-    let now = ktime_now();
-    for cpu in 0..16 {
-        s.set_sched(cpu, |c| {
-            c.nr_avg = 2 * 1024;
-            c.nr_avg_at = if cpu == 3 { now - 6 * INTERVAL } else { ktime_ahead() };
-        });
-    }
+    let since = |slices: u64| move |cpu, now| (2 * 1024, if cpu == 3 { now - slices * INTERVAL } else { now + SECOND });
+    let mut s = with_averages(since(6));
     let to = rotations(&mut s, 3, 100, 64);
     assert!(to.iter().all(|&t| t == -1), "{to:?}");
     // heavier for 4 time constants: the extra task stays, so the seat does not divide; it rotates
-    let mut s = sis(l);
-    for cpu in 0..16 {
-        s.set_sched(cpu, |c| {
-            c.nr_avg = 2 * 1024;
-            c.nr_avg_at = if cpu == 3 { now - 64 * INTERVAL } else { ktime_ahead() };
-        });
-    }
+    let mut s = with_averages(since(64));
     let to = rotations(&mut s, 3, 100, 64);
     assert!(to.iter().any(|&t| t >= 0 && t != 3), "{to:?}");
 }
