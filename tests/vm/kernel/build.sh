@@ -7,10 +7,9 @@
 # Where the source comes from (Debian only, never sid):
 #   6.12: linux-source-6.12 from bookworm-backports (or the host's own trixie)
 #   7.3:  linux-source-7.3 from trixie-backports
-# If apt has no candidate for linux-source-SERIES, this adds that one suite to
-# /etc/apt/sources.list.d/scx-sis-kernel-src.sources, pinned to -1 for every package but
-# linux-source-* (priority 1), so nothing else on the host is ever installed or upgraded from it,
-# and only `apt-get download`s the package (no install).
+# If apt has no candidate for linux-source-SERIES, this `apt-get download`s it (no install) through
+# a temporary sources list naming that one suite, with its own lists directory: the machine's apt
+# sources, lists and pins stay as they are.
 # SCX_SIS_KBUILD_FETCH_ONLY=1 stops after fetching and unpacking the source.
 # Config: make defconfig + make kvm_guest.config + sched_ext-vm.config (beside this script)
 # + make olddefconfig: everything the virtme-ng VM needs is built in, no modules.
@@ -46,33 +45,34 @@ has_candidate() {
   c=$(apt-cache policy "linux-source-$series" 2>/dev/null | awk '/Candidate:/ { print $2 }')
   [ -n "$c" ] && [ "$c" != "(none)" ]
 }
-add_suite() {
-  local list=/etc/apt/sources.list.d/scx-sis-kernel-src.sources
-  local pref=/etc/apt/preferences.d/scx-sis-kernel-src
-  local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-  if ! grep -qs "Suites: $suite\$" "$list"; then
-    say "adding Debian $suite to $list (only linux-source-* may come from it)"
-    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: %s\n\n' \
-      "$suite" "$keyring" | $SUDO tee -a "$list" >/dev/null
-  fi
-  if ! grep -qs "release n=$suite\$" "$pref"; then
-    printf 'Package: linux-source-*\nPin: release n=%s\nPin-Priority: 1\n\nPackage: *\nPin: release n=%s\nPin-Priority: -1\n\n' \
-      "$suite" "$suite" | $SUDO tee -a "$pref" >/dev/null
-  fi
-  $SUDO apt-get update -qq
+# download_from_suite: apt-get download linux-source-SERIES from $suite alone, through a temporary
+# sources list and lists directory (setup.sh's apt_tmp does the same for netperf and QEMU).
+download_from_suite() {
+  local tmp rc=0 opts
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/lists/partial"
+  # apt downloads as the unprivileged _apt user
+  chmod 755 "$tmp"; $SUDO chown _apt "$tmp/lists/partial" 2>/dev/null || true
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+    > "$tmp/sources.list"
+  opts=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$tmp/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+  say "downloading linux-source-$series from Debian $suite (temporary sources list)"
+  $SUDO apt-get "${opts[@]}" update -qq && $SUDO apt-get "${opts[@]}" download -qq "linux-source-$series" >/dev/null || rc=$?
+  $SUDO rm -rf "$tmp"
+  return $rc
 }
 
 mkdir -p "$work" "$out"
 cd "$work"
 if [ ! -f src/Makefile ]; then
   rm -rf src pkg ./*.deb
-  if ! has_candidate; then
-    $SUDO apt-get update -qq || true
-    has_candidate || add_suite
-    has_candidate || { say "no linux-source-$series in Debian $suite"; exit 1; }
+  if has_candidate; then
+    say "downloading linux-source-$series ($(apt-cache policy "linux-source-$series" | awk '/Candidate:/ { print $2 }'))"
+    apt-get download "linux-source-$series" >/dev/null
+  else
+    download_from_suite || { say "no linux-source-$series in Debian $suite"; exit 1; }
   fi
-  say "downloading linux-source-$series ($(apt-cache policy "linux-source-$series" | awk '/Candidate:/ { print $2 }'))"
-  apt-get download "linux-source-$series" >/dev/null
   dpkg-deb -x linux-source-"$series"_*.deb pkg
   mkdir src
   tar -xf pkg/usr/src/linux-source-"$series".tar.xz -C src --strip-components=1
