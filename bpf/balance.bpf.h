@@ -455,9 +455,26 @@ static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
 }
 
 /*
- * @p, runnable since @runnable_at, ended a whole slice on @cpu with others
- * waiting there: the CPU to rotate it to (queued there by ops.enqueue), or
- * -1. Rate-limited per LLC; another LLC first when a crossing is due.
+ * A rotation swaps seats among hogs: @prev_since is when the task whose slice
+ * ended first ran since its wakeup, @head_since the same for the task next in
+ * line on its CPU (0: not run since it woke). The two have been runnable
+ * since the later of the two. Beside a task just woken (a per-CPU kthread, a
+ * sleeper), a hog sent away left its CPU to that task for a moment, then to a
+ * steal back: two migrations, and the CPU it went to shared for nothing
+ * (settled spinners swapped CPUs every second).
+ */
+static __always_inline u64 rotation_since(u64 prev_since, u64 head_since, u64 now)
+{
+	if (!head_since)
+		return now;
+	return prev_since > head_since ? prev_since : head_since;
+}
+
+/*
+ * @p ended a whole slice on @cpu with others waiting there, it and the next
+ * in line runnable since @runnable_at (rotation_since): the CPU to rotate it
+ * to (queued there by ops.enqueue), or -1. Rate-limited per LLC; another LLC
+ * first when a crossing is due.
  */
 __noinline int balance_rotate_target(struct task_struct *p __arg_trusted, s32 cpu, u64 weight,
 				     u64 runnable_at, u64 now)
@@ -472,7 +489,8 @@ __noinline int balance_rotate_target(struct task_struct *p __arg_trusted, s32 cp
 		return -1;
 	/*
 	 * Only a CPU hog: a task that used a whole slice since its last charge
-	 * and has not slept for a rotation period. A task that sleeps gets its
+	 * and has not slept for a rotation period, and another one next in
+	 * line (rotation_since). A task that sleeps gets its
 	 * share through its wakeups' placement; rotating hackbench's tasks
 	 * (200-300 rotations a run) cost it 11-15% of its speed.
 	 */

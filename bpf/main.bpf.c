@@ -486,8 +486,27 @@ static __always_inline s32 rotate_cpu(struct task_struct *p, struct task_ctx *tc
 }
 
 /*
+ * When the task first in line on @cpu first ran since it woke; 0: not yet, or
+ * none, or a kernel thread. A kthread's run is a burst (a work item, softirqs),
+ * however long TCG stretches it: 45-95 ms seen beside spinners, each time a
+ * hog rotated away for it and came back by a steal.
+ */
+static __always_inline u64 dsq_head_runnable_at(s32 cpu)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, cpu, 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		return tctx && !(p->flags & PF_KTHREAD) ? tctx->runnable_at : 0;
+	}
+	return 0;
+}
+
+/*
  * At @prev's slice end on @cpu, with others waiting there: should it rotate
  * to a CPU one task lighter (balance.bpf.h)? If so, sis_enqueue queues it there.
+ * Not a kernel thread (rcu_preempt rotated under TCG): its runs are bursts.
  */
 static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, struct task_ctx *tctx,
 				       u64 now)
@@ -495,9 +514,10 @@ static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, struc
 	s32 to;
 
 	if (!tctx || gb_enabled || prev->nr_cpus_allowed == 1 || is_migration_disabled(prev) ||
-	    is_pcpu_kthread(prev) || scx_bpf_dsq_nr_queued(cpu) <= 0)
+	    (prev->flags & PF_KTHREAD) || scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return false;
-	to = balance_rotate_target(prev, cpu, tctx_load_weight(prev, tctx), tctx->runnable_at, now);
+	to = balance_rotate_target(prev, cpu, tctx_load_weight(prev, tctx),
+				   rotation_since(tctx->runnable_at, dsq_head_runnable_at(cpu), now), now);
 	if (to < 0)
 		return false;
 	tctx->rotate_to = to;

@@ -307,7 +307,8 @@ int test_least_loaded(struct balance_args *a)
 SEC("syscall")
 int test_rotate(struct balance_args *a)
 {
-	a->victim = balance_rotate_target(bpf_get_current_task_btf(), a->cpu, a->weight, a->gap, a->now);
+	a->victim = balance_rotate_target(bpf_get_current_task_btf(), a->cpu, a->weight,
+					  rotation_since(a->gap, a->head_since, a->now), a->now);
 	return 0;
 }
 

@@ -96,6 +96,7 @@ struct balance_args {
 	u32 xllc;
 	s32 ret;		/* may_move: 1 / 0 */
 	u32 __pad;
+	u64 head_since;		/* rotate: the next in line runnable since (0: not run since it woke) */
 };
 
 /* one call into cgroup.bpf.h for test task @slot */

@@ -327,6 +327,26 @@ fn the_extra_seat_rotates_to_a_lighter_cpu() {
     assert!(to.is_some(), "runnable for a whole period: rotates");
 }
 
+#[test]
+fn a_hog_beside_a_task_just_woken_does_not_rotate() {
+    // CPU 3 carries a task more than the others, but the one waiting there woke a moment ago (a
+    // per-CPU kthread, a sleeper): it runs briefly and sleeps again. Sending the hog away would
+    // leave CPU 3 to it for a moment, then to a steal back: settled spinners swapped CPUs so
+    let mut l = [100; 16];
+    l[3] = 200;
+    let t = |i: u64| 1000 * MS + i * ROTATE_EVERY;
+    let mut s = sis(l);
+    let to: Vec<i32> = (1..=64).map(|i| s.rotate_beside(3, 100, 0, 0, t(i))).collect();
+    assert!(to.iter().all(|&t| t == -1), "not run since it woke: {to:?}");
+    let mut s = sis(l);
+    let to: Vec<i32> = (1..=64).map(|i| s.rotate_beside(3, 100, 0, t(i) - ROTATE_EVERY / 2, t(i))).collect();
+    assert!(to.iter().all(|&t| t == -1), "runnable for half a period: {to:?}");
+    // a hog waits there: the extra seat does not divide, and it rotates
+    let mut s = sis(l);
+    let to: Vec<i32> = (1..=64).map(|i| s.rotate_beside(3, 100, 0, t(i) - ROTATE_EVERY, t(i))).collect();
+    assert!(to.iter().any(|&t| t >= 0 && t != 3), "runnable for a whole period: {to:?}");
+}
+
 /// CLOCK_MONOTONIC, bpf_ktime_get_ns's clock.
 fn ktime_now() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

@@ -100,8 +100,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u32>,
 
-    /// Seconds to wait for a scheduler to attach or detach.
-    #[arg(long, default_value_t = 20, value_name = "SECS")]
+    /// Seconds to wait for a scheduler to attach or detach (single-threaded TCG, 8 vCPUs, another
+    /// VM beside it: 11-20 s, now and then more).
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub attach_timeout: u64,
 
     /// The scx_sis binary run for the scx_sis columns [default: scx_sis beside this binary, else

@@ -286,17 +286,24 @@ impl Sis {
     }
 
     /// Where the task of load `weight` whose slice ended on `cpu` rotates to at `now`, or -1; it
-    /// has been runnable since boot.
+    /// and the task next in line there have been runnable since boot.
     pub fn rotate(&mut self, cpu: usize, weight: u64, now: u64) -> i32 {
         self.rotate_since(cpu, weight, 0, now)
     }
 
     /// ... runnable since `since` (its last wakeup).
     pub fn rotate_since(&mut self, cpu: usize, weight: u64, since: u64, now: u64) -> i32 {
+        self.rotate_beside(cpu, weight, since, 1, now)
+    }
+
+    /// ... with the task next in line on `cpu` runnable since `head_since` (0: it has not run
+    /// since it woke).
+    pub fn rotate_beside(&mut self, cpu: usize, weight: u64, since: u64, head_since: u64, now: u64) -> i32 {
         let mut a: BalanceArgs = zeroed();
         a.cpu = cpu as i32;
         a.weight = weight;
         a.gap = since;
+        a.head_since = head_since;
         a.now = now;
         Self::run(&mut self.skel.progs.test_rotate, &mut a);
         a.victim
