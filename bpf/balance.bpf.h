@@ -463,6 +463,11 @@ static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
  * steal back: two migrations, and the CPU it went to shared for nothing
  * (settled spinners swapped CPUs every second).
  */
+static __always_inline bool rotation_hog(u64 since, u64 now)
+{
+	return now - since >= BAL_ROTATE_EVERY * slice_ns;
+}
+
 static __always_inline u64 rotation_since(u64 prev_since, u64 head_since, u64 now)
 {
 	if (!head_since)
@@ -494,7 +499,7 @@ __noinline int balance_rotate_target(struct task_struct *p __arg_trusted, s32 cp
 	 * share through its wakeups' placement; rotating hackbench's tasks
 	 * (200-300 rotations a run) cost it 11-15% of its speed.
 	 */
-	if (now - READ_ONCE(c->curr_started) < slice_ns || now - runnable_at < period)
+	if (now - READ_ONCE(c->curr_started) < slice_ns || !rotation_hog(runnable_at, now))
 		return -1;
 	if (now - READ_ONCE(l->last_rotate) < period)
 		return -1;

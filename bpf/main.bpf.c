@@ -513,8 +513,10 @@ static __always_inline bool rotate_prev(s32 cpu, struct task_struct *prev, struc
 {
 	s32 to;
 
+	/* the queue is walked only for a hog: a task that slept lately never rotates */
 	if (!tctx || gb_enabled || prev->nr_cpus_allowed == 1 || is_migration_disabled(prev) ||
-	    (prev->flags & PF_KTHREAD) || scx_bpf_dsq_nr_queued(cpu) <= 0)
+	    (prev->flags & PF_KTHREAD) || !rotation_hog(tctx->runnable_at, now) ||
+	    scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return false;
 	to = balance_rotate_target(prev, cpu, tctx_load_weight(prev, tctx),
 				   rotation_since(tctx->runnable_at, dsq_head_runnable_at(cpu), now), now);
