@@ -87,7 +87,7 @@ struct task_sched {
 	s32 load_cpu;		/* CPU whose load holds this task's weight; -1: none */
 	u32 load_weight;	/* the weight added there */
 	u32 __pad;
-	u64 charged_at;		/* run time is charged up to here */
+	u64 charged_at;		/* its sum_exec_runtime is charged up to here */
 };
 
 /*

@@ -134,6 +134,16 @@ static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *t
 }
 
 /*
+ * What @p adds to its CPU's load: nothing for a per-CPU kthread. It cannot
+ * move, and its bursts (TCG stretches them) made a busy CPU pull the task
+ * waiting behind it, and the CPU it left steal one back as the burst ended.
+ */
+static __always_inline u32 task_load_of(struct task_struct *p, u32 weight)
+{
+	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1 ? 0 : weight;
+}
+
+/*
  * @p is runnable on @cpu: its weight counts there (vtime.bpf.h) and in its
  * cgroup (cgroup.bpf.h), until it sleeps (ops.stopping). Done where a wakeup
  * is placed (ops.select_cpu's direct inserts, ops.enqueue) and again when it
@@ -144,7 +154,7 @@ static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *t
 static __always_inline void task_account(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
 {
 	cg_account(&tctx->cg, p->scx.weight);
-	load_account(&tctx->ts, cpu, task_weight(p, tctx));
+	load_account(&tctx->ts, cpu, task_load_of(p, task_weight(p, tctx)));
 }
 
 static __always_inline void task_unaccount(struct task_ctx *tctx)
@@ -630,7 +640,8 @@ static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev, stru
 
 	if (tctx)
 		prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
-							task_weight(prev, tctx), now, !waiting);
+							task_weight(prev, tctx), now,
+							prev->se.sum_exec_runtime, !waiting);
 	return !waiting || !vtime_before(head, prev->scx.dsq_vtime);
 }
 
@@ -757,9 +768,9 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	gb_running(p, cpu, now, weight);
 	if (!tctx)
 		return;
-	load_account(&tctx->ts, cpu, weight);
+	load_account(&tctx->ts, cpu, task_load_of(p, weight));
 	p->scx.dsq_vtime = vtime_running(cpu, &tctx->ts, p->scx.dsq_vtime, weight, now,
-					 tctx->runnable_at);
+					 tctx->runnable_at, p->se.sum_exec_runtime);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
@@ -772,7 +783,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight(p, tctx),
-					  now, scx_bpf_dsq_nr_queued(cpu) <= 0);
+					  now, p->se.sum_exec_runtime, scx_bpf_dsq_nr_queued(cpu) <= 0);
 	/* it sleeps (or is dequeued to change, and comes back through ops.enqueue) */
 	if (!runnable)
 		task_unaccount(tctx);
@@ -795,7 +806,7 @@ void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
 		return;
 	/* p->scx.weight is @weight already */
 	cg_account(&tctx->cg, weight);
-	load_account(&tctx->ts, tctx->ts.load_cpu, task_weight(p, tctx));
+	load_account(&tctx->ts, tctx->ts.load_cpu, task_load_of(p, task_weight(p, tctx)));
 }
 
 /*

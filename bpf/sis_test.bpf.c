@@ -240,13 +240,13 @@ int test_vtime(struct vtime_args *a)
 		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag, a->weight);
 		break;
 	case VT_RUNNING:
-		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now, a->min_ns);
+		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now, a->min_ns, a->now);
 		break;
 	case VT_UPDATE_CURR:
-		a->vtime = vtime_update_curr(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
+		a->vtime = vtime_update_curr(a->cpu, ts, a->vtime, a->weight, a->now, a->now, a->flag);
 		break;
 	case VT_STOPPING:
-		a->vtime = vtime_stopping(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
+		a->vtime = vtime_stopping(a->cpu, ts, a->vtime, a->weight, a->now, a->now, a->flag);
 		break;
 	case VT_SHOULD_PREEMPT:
 		a->ret = vtime_should_preempt(a->cpu, a->vtime, a->now, a->min_ns);

@@ -20,8 +20,10 @@
 #    balance tasks lighter than nice 0, and when balance pulled hogs away from a CPU where a root
 #    task ran for a moment, and back (pulls now wait for a gap that lasts).
 # TOL_PCT is the 5% target, printed as met / NOT met; one 3 s run is asserted within
-# CHECK_PCT (8%): a 6.12 run beside another VM and a build once fell just past 5% for cg-threads,
-# while a scheduler without cgroup weights gets 4.0 there and 1.0 for cg-weight.
+# CHECK_PCT (5%). Charged from its own timestamps rather than the kernel's run-time account,
+# scx_sis drifted towards 1:1 (cg-weight 2.79-2.98, cg-threads up to 1.06, cg-deep 0.258-0.269),
+# which the 8% allowed before; charged as the kernel accounts, 2.99-3.01, 1.00 and 0.249-0.251
+# (EEVDF alike). A scheduler without cgroup weights gets 4.0 for cg-threads, 1.0 for cg-weight.
 # docs/results.md holds the averaged figures.
 #  - gb-wide: cg-wide's load with the two cgroups as groups of the group balancer
 #    (--gb-parent), settled on distinct partitions: cpu.weight must hold across partitions too,
@@ -44,7 +46,7 @@ require_scx_sis_bench
 trap cleanup_sched EXIT
 
 TOL_PCT=5
-CHECK_PCT=8
+CHECK_PCT=5
 WIDE_CHECK_PCT=20
 WIDE_EEVDF_PCT=95
 WIDE_FLOOR=2.10

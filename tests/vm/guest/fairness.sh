@@ -4,9 +4,9 @@
 # each case's own warm-up stays):
 #  - fair-nice1: nice 0 vs nice 5 pinned to one CPU: the target, scx_sis's CPU-time ratio
 #    within NICE1_TOL_PCT of NICE1_IDEAL (the kernel's weights, 1024/335), is printed; asserted is
-#    NICE1_ASSERT_PCT. scx_sis sits a few % low (docs/results.md), so 5% is met in most runs but
-#    not all, and a run beside another VM reads lower still. A scheduler that ignores nice gets
-#    about 1.
+#    NICE1_ASSERT_PCT. scx_sis sat a few % low (2.92 in a run where EEVDF read 3.06) while it
+#    charged run time from its own timestamps; charged as the kernel accounts, 3.05 (lab notes
+#    2026-11-29). A scheduler that ignores nice gets about 1.
 #  - fair-nice8: nproc nice-0 + nproc nice-10 hogs unpinned: the target is scx_sis's ratio
 #    within NICE8_TOL_PCT of EEVDF's from this very run or of the kernel's own ratio (NICE8_IDEAL
 #    = 1024/110, one of each per CPU), whichever is lower, and not past the higher of the two by
@@ -48,7 +48,7 @@ trap cleanup_sched EXIT
 # the targets
 NICE1_IDEAL=3.06
 NICE1_TOL_PCT=5
-NICE1_ASSERT_PCT=10
+NICE1_ASSERT_PCT=5
 NICE8_TOL_PCT=10
 NICE8_IDEAL=9.31
 NICE8_FLOOR_PCT=60

@@ -5,7 +5,9 @@
 #  - num_lt / check_lt / check_gt: an empty or non-numeric value fails any bound;
 #  - dmesg_check: a clean log since the marker passes; a bad line after it fails; a missing
 #    marker and a failing grep -P fail; a known kernel bug (DMESG_KNOWN, and put_prev_task_scx's
-#    ENQ_LAST warning in any test) is a NOTE; with another bad line, a failure.
+#    ENQ_LAST warning in any test) is a NOTE; with another bad line, a failure;
+#  - spread.py (steal): an imbalance whose spinner-less CPU runs another task counts as a stretch
+#    but not as idle; its idle task's time within the stretch does, and only that.
 SCX_SIS_OUT=$(mktemp -d)
 trap 'rm -rf "$SCX_SIS_OUT"' EXIT
 source "$(dirname "$0")/lib.sh"
@@ -68,4 +70,19 @@ LOG=("[    2.000000] $KMSG_MARK" "$putprev" "[    3.100000] Call Trace:")
 check_eq "dmesg_check: put_prev_task_scx's ENQ_LAST warning only (any test)" "$(outcome dmesg_check)" pass
 LOG=("[    2.000000] $KMSG_MARK" "$putprev" "$warn")
 check_eq "dmesg_check: that warning and another" "$(outcome dmesg_check)" fail
+
+# ---- spread.py: spinners 1 and 2 on CPUs 0 and 1; at 2.5 s spinner 2 moves to CPU 0 and at
+# 2.9 s back to CPU 1. CPU 1 runs pid 77 from 2.5 s, its idle task from 2.6 to 2.7 s ----
+d=$SCX_SIS_OUT/spread
+mkdir -p "$d"
+printf '100.000000 0\n' > "$d/t1"
+printf '100.000000 1\n102.500000 0\n102.900000 1\n' > "$d/t2"
+sw() { echo "          <idle>-0       [00$1] d..2.  $2: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=R ==> next_comm=b next_pid=$3 next_prio=120"; }
+{ sw 1 102.500000 77; sw 1 102.600000 0; sw 1 102.700000 77; sw 0 102.650000 0; } > "$d/sw"
+line=$(python3 "$LIB_DIR/spread.py" --sched-switch "$d/sw" 0-1 2 4 "$d/t1" "$d/t2")
+check_eq "spread.py: the stretch (${line})" "$(sed -n 's/.* longest_ms=\([0-9]*\).*/\1/p' <<<"$line")" 400
+check_eq "spread.py: the spinner-less CPU's idle time in it, not CPU 0's" \
+  "$(sed -n 's/.*idle_longest_ms=\([0-9]*\).*/\1/p' <<<"$line")" 100
+check_eq "spread.py: without the sched_switch trace, no idle figure" \
+  "$(python3 "$LIB_DIR/spread.py" 0-1 2 4 "$d/t1" "$d/t2" | grep -c idle_)" 0
 finish
