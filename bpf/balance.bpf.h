@@ -454,6 +454,12 @@ static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
 	return balance_may_rotate(weight, load_gap(mine, theirs * n_mine / n_other));
 }
 
+/* Runnable since @since, without a sleep, for a rotation period: a hog, which may rotate. */
+static __always_inline bool rotation_hog(u64 since, u64 now)
+{
+	return now - since >= BAL_ROTATE_EVERY * slice_ns;
+}
+
 /*
  * A rotation swaps seats among hogs: @prev_since is when the task whose slice
  * ended first ran since its wakeup, @head_since the same for the task next in
@@ -463,11 +469,6 @@ static __always_inline bool llc_may_rotate(u32 llc, u32 other, u64 weight)
  * steal back: two migrations, and the CPU it went to shared for nothing
  * (settled spinners swapped CPUs every second).
  */
-static __always_inline bool rotation_hog(u64 since, u64 now)
-{
-	return now - since >= BAL_ROTATE_EVERY * slice_ns;
-}
-
 static __always_inline u64 rotation_since(u64 prev_since, u64 head_since, u64 now)
 {
 	if (!head_since)
