@@ -17,9 +17,9 @@
 # --sockets/--cores/--threads/--memory go to tests/vm/vm.sh (e.g. 64 vCPUs in 8 LLCs).
 # --mttcg: the parallel rig (vm.sh --mttcg: multi-threaded TCG on QEMU 10, vCPUs <= host cores;
 # default vCPUs: the host's cores). A boot whose guest kernel logged an Oops/BUG (rare there, at
-# a scheduler switch), or that hung in an RCU stall before the bench began until the timeout, is
-# discarded, said so, and run again, up to --retries times (default 2); each discarded boot's
-# fault line goes to <out>/discarded-boots.txt.
+# a scheduler switch), or that hung (seen: an RCU stall before init; vm.sh --boot-timeout 300
+# stops such a boot), is discarded, said so, and run again, up to --retries times (default 2);
+# each discarded boot's fault line goes to <out>/discarded-boots.txt.
 # Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died,
 # 123 the guest kernel faulted on every try).
 # The guest sees the host's root filesystem read-only with target/ writable: it writes to
@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --cpus) cpus=${2:?}; shift 2 ;;
     --sockets|--cores|--threads) vmopts+=("$1" "${2:?}"); shape=1; shift 2 ;;
     --memory) vmopts+=("$1" "${2:?}"); shift 2 ;;
-    --mttcg) mttcg=1; vmopts+=(--mttcg); shift ;;
+    --mttcg) mttcg=1; vmopts+=(--mttcg --boot-timeout 300); shift ;;
     --retries) retries=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
@@ -99,9 +99,10 @@ while :; do
   fault=""
   if [ "$mttcg" = 1 ]; then
     fault=$(grep -m 1 -E 'Oops:|BUG:|kernel BUG at|general protection fault|Kernel panic' "$gout.console.log" 2>/dev/null)
-    # a boot that hung before the bench began: an RCU stall, then nothing until the timeout
+    # a boot that hung before the bench began: stopped by --boot-timeout, or an RCU stall and
+    # then nothing until the timeout
     if [ -z "$fault" ] && [ "$rc" = 124 ] && ! grep -q '^\[bench ' "$gout.console.log" 2>/dev/null; then
-      fault=$(grep -m 1 -E 'rcu: INFO: .*detected stalls' "$gout.console.log" 2>/dev/null)
+      fault=$(grep -m 1 -E 'vm.sh: FAILURE: boot hung|rcu: INFO: .*detected stalls' "$gout.console.log" 2>/dev/null)
     fi
   fi
   [ -n "$fault" ] || break

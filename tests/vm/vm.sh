@@ -5,7 +5,7 @@
 #
 #   tests/vm/vm.sh --kernel PATH [--cpus N] [--sockets S --cores C --threads T]
 #                  [--memory 4G] [--timeout SECS] [--log FILE] [--quiet]
-#                  [--mttcg [--oversubscribe]] -- COMMAND...
+#                  [--boot-timeout SECS] [--mttcg [--oversubscribe]] -- COMMAND...
 #
 # Defaults: 8 vCPUs as 2 sockets x 2 cores x 2 threads (2 LLCs: 0-3, 4-7; SMT pairs),
 # 4G memory, 900 s timeout. --cpus N without a topology picks threads=2, 4 sockets (LLCs) for
@@ -15,6 +15,10 @@
 # ($SCX_SIS_QEMU, else the copy scripts/setup.sh unpacks into ~/.cache/scx_sis/qemu10): the only
 # rig here whose throughput grows with vCPUs. It refuses more vCPUs than host cores (vCPU threads
 # would then take turns, and throughput would measure the host) unless --oversubscribe.
+#
+# --boot-timeout SECS: give up (qemu killed, exit 124, 'boot hung' in the log) when the guest has
+# not started the command SECS after qemu started: a boot that hangs (the parallel rig, rarely: an
+# RCU stall before init) then costs SECS, not the whole --timeout.
 #
 # Exit status: the guest command's exit status; 124 on timeout (qemu killed); 125 when the
 # guest died or never ran the command (no rc file written); 126 on a usage/setup error; with
@@ -33,7 +37,7 @@ usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 12
 die() { echo "vm.sh: error: $*" >&2; exit 126; }
 
 kernel="" cpus="" sockets="" cores="" threads="" memory=4G timeout=900 log="" quiet=0 verbose=0
-mttcg=0 oversub=0
+mttcg=0 oversub=0 boot_timeout=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=${2:?}; shift 2 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=${2:?}; shift 2 ;;
     --memory) memory=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
+    --boot-timeout) boot_timeout=${2:?}; shift 2 ;;
     --log) log=${2:?}; shift 2 ;;
     --quiet) quiet=1; shift ;;
     --verbose) verbose=1; shift ;;
@@ -143,17 +148,32 @@ vngcmd=(vng --verbose --force-9p --disable-kvm "${qemu_opt[@]}" --run "$kernel" 
 [ "$quiet" = 1 ] || echo "vm.sh: booting $kname: $cpus vCPUs ($sockets sockets x $cores cores x $threads threads), log: $log" >&2
 
 start=$(date +%s)
+hungfile="$log.boot-hung"
+rm -f "$hungfile"
+# boot_watch PID: with --boot-timeout, TERM timeout(1) (PID; it passes the signal to vng/qemu's
+# group) when the console has not shown the guest starting the command in time
+boot_watch() {
+  local t=0
+  while kill -0 "$1" 2>/dev/null; do
+    grep -q 'virtme-ng-init: starting script' "$log" && return
+    if [ "$t" -ge "$boot_timeout" ]; then : > "$hungfile"; kill -TERM "$1"; return; fi
+    sleep 5; t=$((t + 5))
+  done
+}
 # timeout(1) runs vng/qemu in its own process group and kills the whole group.
 if [ "$quiet" = 1 ]; then
-  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null >>"$log" 2>&1
-  vrc=$?
+  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null >>"$log" 2>&1 &
 else
   # terminal: the command's output only (from 'starting script' on, minus kernel messages)
-  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null 2>&1 | tee -a "$log" |
+  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null > >(tee -a "$log" |
     awk -v all="$verbose" 'all == 1 || (on && !/^\[ *[0-9]+\.[0-9]+\] /) { print; fflush() }
-                           /virtme-ng-init: starting script/ { on = 1 }'
-  vrc=${PIPESTATUS[0]}
+                           /virtme-ng-init: starting script/ { on = 1 }') 2>&1 &
 fi
+tpid=$!
+[ "$boot_timeout" -gt 0 ] && boot_watch "$tpid" &
+wpid=$!
+wait "$tpid"; vrc=$?
+kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
 elapsed=$(( $(date +%s) - start ))
 
 if [ -s "$dmesgfile" ]; then
@@ -172,6 +192,10 @@ fail() {
   exit "$code"
 }
 
+if [ -f "$hungfile" ]; then
+  rm -f "$hungfile"
+  fail "boot hung: the guest had not started the command ${boot_timeout}s after qemu started" 124
+fi
 if [ "$vrc" -eq 124 ] || [ "$vrc" -eq 137 ]; then
   fail "timeout: guest did not finish within ${timeout}s, qemu killed" 124
 fi
