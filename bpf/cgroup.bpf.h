@@ -142,9 +142,10 @@ static __always_inline u64 cg_charge_of(struct cgroup *cgrp, u64 cgid, u32 level
 /*
  * @cgid gained (+1) or lost (-1) one reason to be active. When that makes it
  * active or idle, its weight joins or leaves its parent's child_weight, and
- * the parent gains or loses a reason in turn.
+ * the parent gains or loses a reason in turn. A global function, verified
+ * once: inline, its loop was walked again on every path of ops.enqueue.
  */
-static __always_inline void cg_activity(u64 cgid, s32 delta)
+__noinline int cg_activity(u64 cgid, s32 delta)
 {
 	u64 id = cgid;
 	u32 i;
@@ -156,19 +157,20 @@ static __always_inline void cg_activity(u64 cgid, s32 delta)
 		u32 w;
 
 		if (!c)
-			return;
+			return 0;
 		old = __sync_fetch_and_add(&c->state, (s64)delta);
 		nr = cg_state_nr(old);
 		if (delta > 0 ? nr != 0 : nr != 1)
-			return;
+			return 0;
 		par = cg_lookup(c->parent);
 		if (!par)
-			return;
+			return 0;
 		/* the weight of the transition's own instant (see the top) */
 		w = cg_state_weight(old);
 		__sync_fetch_and_add(&par->child_weight, delta > 0 ? (s64)w : -(s64)w);
 		id = c->parent;
 	}
+	return 0;
 }
 
 /*
@@ -274,8 +276,9 @@ static __always_inline u64 cg_den(struct cg_sched *c)
  * The effective weight of a task of weight @weight in cgroup @cgid: its share
  * of the cgroup, times the cgroup's share of each level, in load units (task
  * weights << SIS_LOAD_SHIFT). Fixed point in 1/2^20: a share is at most 1.
+ * A global function, as cg_activity.
  */
-static __always_inline u32 cg_task_weight(u64 cgid, u32 weight)
+__noinline int cg_task_weight(u64 cgid, u32 weight)
 {
 	struct cg_sched *c = cg_lookup(cgid);
 	u64 share, den, eff;
