@@ -154,10 +154,9 @@ static __always_inline u32 task_load_of(struct task_struct *p, u32 weight)
  * paths the verifier took through ops.enqueue (over 200k instructions;
  * verifying took 25 s under TCG, 8 s now).
  */
-__noinline int task_account(struct task_struct *p __arg_trusted, s32 cpu)
+__noinline int task_account(struct task_struct *p __arg_trusted, struct task_ctx *tctx, s32 cpu)
 {
-	struct task_ctx *tctx = lookup_task_ctx(p);
-
+	/* the caller's context: a global function must check a pointer it is given */
 	if (!tctx)
 		return 0;
 	cg_account(&tctx->cg, p->scx.weight);
@@ -301,7 +300,7 @@ static __always_inline void insert_local(struct task_struct *p, struct task_ctx 
 	if (tctx) {
 		p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
 					       tctx_load_weight(p, tctx));
-		task_account(p, cpu);
+		task_account(p, tctx, cpu);
 	}
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 }
@@ -577,7 +576,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		 * Counted where it waits (a rotated task's weight leaves the busier
 		 * CPU now), first: the placement caps lag by its weight as counted.
 		 */
-		task_account(p, cpu);
+		task_account(p, tctx, cpu);
 		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
 	}
 	/*
