@@ -126,8 +126,8 @@ fi
 # mechanisms, stealing, weights, the group balancer, the views), each on the kernel where the
 # two chains come out even (7.3 runs slower under TCG). --both runs all of them on both.
 both="badinput smoke partial hotswap pinned rt accounting"
-only_6_12="fairness cgweight soak steal"
-only_7_3="sis gb faults top"
+only_6_12="fairness cgweight soak steal top"
+only_7_3="sis gb faults"
 # 32 vCPUs = 4 LLCs: the SIS mechanisms in the default mode (the variants run at 8), and unbound
 # kworkers under overload (the watchdog work is one; it attaches and checks the log, as smoke would)
 big=(--cpus 32 --sockets 4 --cores 4 --threads 2 --memory 6G --env SIS_MODES=full --env SIS_LOOPS=60)

@@ -319,12 +319,15 @@ spinner_totals() {
 # ---- `scx_sis_bench` sessions and their results (fairness, cgweight) ----
 # bench_session DIR SUITES SECS [BENCH-OPTION...]: one quick `scx_sis_bench` of $SCX_SIS (BENCH_RUNS runs,
 # default 1, no warm-up run) into DIR; checks its exit code and that nothing is left attached,
-# shows its table
+# shows its table. Each scheduler attaches once for the whole session (one block of every run):
+# an attach is 15-30 s of guest time under TCG, most of a short case, and these tests ask what
+# a share comes to, not what an attach changes (hotswap, soak and faults do). BENCH_BLOCK=0:
+# one attach per run, interleaved, as the bench does by default.
 bench_session() {
   local dir=$1 t0 rc
   t0=$(ts)
   "$SCX_SIS_BENCH" --scx-sis-bin "$SCX_SIS" --suite "$2" --quick --duration "$3" --runs "${BENCH_RUNS:-1}" \
-    --warmup 0 --out "$dir" "${@:4}" \
+    --warmup 0 --block "${BENCH_BLOCK:-${BENCH_RUNS:-1}}" --out "$dir" "${@:4}" \
     >"$dir.stdout" 2>"$dir.stderr"
   rc=$?
   check_eq "bench $2 exit code (after $(since "$t0")s)" "$rc" 0
