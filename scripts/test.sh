@@ -8,8 +8,8 @@
 # By default the tests whose subject is the kernel's side (attach and detach, exits, stalls,
 # pinned and RT tasks, the ways a task stops being runnable, bad input) run on both kernels and
 # the others, whose subject is scx_sis's own logic, are shared between the two chains (see
-# 'both' and 'only' below), to keep the suite under 40 minutes. --both: every VM test on both
-# kernels (about twice as long), VM only.
+# 'both' and 'only' below), to keep the suite short (48 minutes on the slower hosts). --both:
+# every VM test on both kernels (about twice as long), VM only.
 # --long: the opt-in long mode (hours under TCG), VM only, both kernels side by side:
 # a 10-minute mixed soak then 100 attach/detach cycles under cpu + fork + affinity churn
 # (soak), the faults with 5 rounds of CPU offline/online across both LLCs, then 64 vCPUs in 8
