@@ -211,17 +211,26 @@ static __always_inline void cg_set_weight(u64 cgid, u32 weight)
  */
 static __always_inline void cg_reconcile(struct task_cg *tc)
 {
-	u64 to = tc->weight && cg_lookup(tc->cgid) ? tc->cgid : 0;
-	u32 weight = to ? tc->weight : 0;
-	struct cg_sched *c;
+	struct cg_sched *c, *dst;
+	u64 to;
+	u32 weight;
 
+	/*
+	 * Accounted as it stands (every ops.running of a woken task): no
+	 * lookup. A cgroup that holds a task's weight is in the map: it cannot
+	 * exit while it or a cgroup charged to it has tasks.
+	 */
+	if (tc->acct_cgid == (tc->weight ? tc->cgid : 0) &&
+	    tc->acct_weight == (tc->cgid ? tc->weight : 0))
+		return;
+	dst = tc->weight ? cg_lookup(tc->cgid) : NULL;
+	to = dst ? tc->cgid : 0;
+	weight = to ? tc->weight : 0;
 	if (tc->acct_cgid == to && tc->acct_weight == weight)
 		return;
 	/* same cgroup, new weight: no activity change */
-	if (to && tc->acct_cgid == to) {
-		c = cg_lookup(to);
-		if (c)
-			__sync_fetch_and_add(&c->task_weight, (s64)weight - (s64)tc->acct_weight);
+	if (dst && tc->acct_cgid == to) {
+		__sync_fetch_and_add(&dst->task_weight, (s64)weight - (s64)tc->acct_weight);
 		tc->acct_weight = weight;
 		return;
 	}
@@ -234,9 +243,8 @@ static __always_inline void cg_reconcile(struct task_cg *tc)
 	}
 	tc->acct_cgid = 0;
 	tc->acct_weight = 0;
-	c = cg_lookup(to);
-	if (c) {
-		__sync_fetch_and_add(&c->task_weight, (s64)weight);
+	if (dst) {
+		__sync_fetch_and_add(&dst->task_weight, (s64)weight);
 		cg_activity(to, 1);
 		tc->acct_cgid = to;
 		tc->acct_weight = weight;

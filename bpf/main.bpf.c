@@ -99,6 +99,7 @@ struct task_ctx {
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
 	u32 affine_placed;	/* queued behind its waker (sync, nothing idle): no preemption */
 	s32 rotate_to;		/* its slice ended and it rotates there (balance.bpf.h); -1: no */
+	u32 weight;		/* task_weight() while runnable (task_weight_kept); 0: to compute */
 	u64 runnable_at;	/* its first run since it last woke (or was forked): only hogs rotate */
 	struct task_cg cg;	/* cgroup cpu.weight accounting (cgroup.bpf.h) */
 };
@@ -134,6 +135,22 @@ static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *t
 }
 
 /*
+ * task_weight() for the stretch @p is runnable in: computed where it is
+ * placed (task_account) and where its slice ends (prev_goes_on), kept until
+ * it sleeps. A cgroup task's weight takes a hash lookup per level; walked
+ * again in ops.running and ops.stopping, three walks a wakeup made a task
+ * three levels deep cost 28% more BPF time than one in the root (tbench).
+ */
+static __always_inline u32 task_weight_kept(struct task_struct *p, struct task_ctx *tctx)
+{
+	if (!tctx)
+		return task_nice_weight(p);
+	if (!tctx->weight)
+		tctx->weight = task_weight(p, tctx);
+	return tctx->weight;
+}
+
+/*
  * What @p adds to its CPU's load: nothing for a per-CPU kthread. It cannot
  * move, and its bursts (TCG stretches them) made a busy CPU pull the task
  * waiting behind it, and the CPU it left steal one back as the burst ended.
@@ -160,7 +177,8 @@ __noinline int task_account(struct task_struct *p __arg_trusted, struct task_ctx
 	if (!tctx)
 		return 0;
 	cg_account(&tctx->cg, p->scx.weight);
-	load_account(&tctx->ts, cpu, task_load_of(p, task_weight(p, tctx)));
+	tctx->weight = task_weight(p, tctx);
+	load_account(&tctx->ts, cpu, task_load_of(p, tctx->weight));
 	return 0;
 }
 
@@ -168,6 +186,7 @@ static __always_inline void task_unaccount(struct task_ctx *tctx)
 {
 	load_account(&tctx->ts, -1, 0);
 	cg_account(&tctx->cg, 0);
+	tctx->weight = 0;
 	tctx->runnable_at = 0;
 }
 
@@ -645,10 +664,13 @@ static __always_inline bool prev_goes_on(s32 cpu, struct task_struct *prev, stru
 	u64 head = 0;
 	bool waiting = dsq_head_vtime(cpu, &head);
 
-	if (tctx)
+	/* the weight refreshed too: its cgroup's other tasks come and go */
+	if (tctx) {
+		tctx->weight = task_weight(prev, tctx);
 		prev->scx.dsq_vtime = vtime_update_curr(cpu, &tctx->ts, prev->scx.dsq_vtime,
-							task_weight(prev, tctx), now,
+							tctx->weight, now,
 							prev->se.sum_exec_runtime, !waiting);
+	}
 	return !waiting || !vtime_before(head, prev->scx.dsq_vtime);
 }
 
@@ -771,7 +793,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 			tctx->runnable_at = now;
 		cg_account(&tctx->cg, p->scx.weight);
 	}
-	weight = task_weight(p, tctx);
+	weight = task_weight_kept(p, tctx);
 	gb_running(p, cpu, now, weight);
 	if (!tctx)
 		return;
@@ -789,7 +811,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	gb_charge_curr(p, cpu, now, true);
 	if (!tctx)
 		return;
-	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight(p, tctx),
+	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight_kept(p, tctx),
 					  now, p->se.sum_exec_runtime, scx_bpf_dsq_nr_queued(cpu) <= 0);
 	/* it sleeps (or is dequeued to change, and comes back through ops.enqueue) */
 	if (!runnable)
@@ -809,11 +831,14 @@ void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (!tctx || tctx->ts.load_cpu < 0)
+	if (!tctx)
+		return;
+	tctx->weight = 0;
+	if (tctx->ts.load_cpu < 0)
 		return;
 	/* p->scx.weight is @weight already */
 	cg_account(&tctx->cg, weight);
-	load_account(&tctx->ts, tctx->ts.load_cpu, task_load_of(p, task_weight(p, tctx)));
+	load_account(&tctx->ts, tctx->ts.load_cpu, task_load_of(p, task_weight_kept(p, tctx)));
 }
 
 /*
@@ -926,6 +951,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->new_task = 0;
 	tctx->affine_placed = 0;
 	tctx->rotate_to = -1;
+	tctx->weight = 0;
 	tctx->runnable_at = 0;
 	tctx->cg = (struct task_cg){};
 	/* the cgroup is there with CONFIG_EXT_GROUP_SCHED (else no cgroup ops run) */
@@ -988,8 +1014,10 @@ void BPF_STRUCT_OPS(sis_cgroup_move, struct task_struct *p, struct cgroup *from,
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx)
+	if (tctx) {
 		cg_attach(&tctx->cg, cg_charge_of(to, to->kn->id, to->level));
+		tctx->weight = 0;
+	}
 	gb_task_set(p, to->kn->id);
 }
 

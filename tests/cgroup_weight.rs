@@ -270,6 +270,35 @@ fn nothing_stays_counted() {
     assert_eq!(untracked(&s), (0, 0));
 }
 
+/// ops.running re-accounts every woken task as it stands (no lookup then): the books hold, and a
+/// new weight or a move still goes through.
+#[test]
+fn accounting_as_it_stands_changes_nothing() {
+    let mut s = sis();
+    init(&mut s, 10, ROOT, 100, 1);
+    init(&mut s, 20, 10, 300, 2);
+    run_in(&mut s, 20, &[0, 1]);
+    for _ in 0..3 {
+        account(&mut s, 0, 100);
+    }
+    let c = read(&mut s, 20).unwrap();
+    assert_eq!((c.nr_active, c.task_weight), (2, 200));
+    assert_eq!(read(&mut s, 10).unwrap().child_weight, 300);
+    account(&mut s, 0, 250);
+    assert_eq!(read(&mut s, 20).unwrap().task_weight, 350);
+    attach(&mut s, 0, 10);
+    account(&mut s, 0, 250);
+    let (c20, c10) = (read(&mut s, 20).unwrap(), read(&mut s, 10).unwrap());
+    assert_eq!((c20.nr_active, c20.task_weight), (1, 100));
+    assert_eq!((c10.nr_active, c10.task_weight, c10.child_weight), (2, 250, 300));
+    account(&mut s, 0, 0);
+    account(&mut s, 1, 0);
+    for id in [10, 20] {
+        let c = read(&mut s, id).unwrap();
+        assert_eq!((c.nr_active, c.task_weight, c.child_weight), (0, 0, 0), "cgroup {id}");
+    }
+}
+
 #[test]
 fn cgroups_too_deep_count_in_their_deepest_tracked_ancestor() {
     let mut s = sis();
