@@ -85,6 +85,19 @@ impl CgTree {
         Ok(dir)
     }
 
+    /// A chain of `depth` >= 1 cgroups from a fresh directory of the cgroup2 root (level 1) down,
+    /// the cpu controller on at each level; the deepest one's path.
+    pub fn chain(name: &str, depth: u32) -> Result<(CgTree, PathBuf)> {
+        let mut t = CgTree::new(name)?;
+        let mut rel = PathBuf::new();
+        for level in 2..=depth {
+            rel.push(format!("l{level}"));
+            t.mkdir(&rel.to_string_lossy())?;
+        }
+        let deepest = if depth > 1 { t.base.join(&rel) } else { t.base.clone() };
+        Ok((t, deepest))
+    }
+
     /// Move process `pid` into `dir`.
     pub fn enter(dir: &Path, pid: libc::pid_t) -> Result<()> {
         write(&dir.join("cgroup.procs"), &pid.to_string())

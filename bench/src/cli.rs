@@ -54,6 +54,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub lock_time: bool,
 
+    /// Run each workload (and its server) N cgroup levels deep, the cpu controller on at each
+    /// level, as a systemd login session's tasks are (user.slice/user-1000.slice/session-2.scope:
+    /// 3): a wakeup's cost per level, the fair class's and the scheduler's. The cg-* suites place
+    /// their own tasks. [default: 0 = where the bench runs]
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=16))]
+    pub cgroup_depth: u32,
+
     /// Results directory [default: bench-results/<date-time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -252,6 +259,17 @@ pub(crate) mod tests {
 
     pub fn is_usage(e: &anyhow::Error) -> bool {
         scx_sis::error::as_usage(e).is_some()
+    }
+
+    #[test]
+    fn cgroup_depth_is_bounded() {
+        assert_eq!(args(&[]).cgroup_depth, 0);
+        assert_eq!(args(&["--cgroup-depth", "3"]).cgroup_depth, 3);
+        for bad in ["17", "x"] {
+            let e = Cli::try_parse_from(["bench", "--cgroup-depth", bad]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad}: {e}");
+        }
+        assert!(Cli::try_parse_from(["bench", "--cgroup-depth", "-1"]).is_err());
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The executor that runs one workload: spawns it (and its server) in their own process groups,
 //! enforces the suite's timeout, honours ^C, and parses the result.
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,15 +34,39 @@ pub trait Executor {
 /// Spawns the workload (and its server) as child processes.
 pub struct ProcessExecutor {
     pub abort: Arc<AtomicBool>,
+    /// The cgroup the workloads run in (--cgroup-depth); None: the harness's own.
+    pub cgroup: Option<PathBuf>,
 }
 
-fn spawn_group(argv: &[String], out: &File) -> std::io::Result<Child> {
+/// Spawns `argv`; with `cgroup`, the child enters it before exec, so the workload and every
+/// thread and process it starts run there from their first instruction.
+fn spawn_group(argv: &[String], out: &File, cgroup: Option<&Path>) -> std::io::Result<Child> {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?).process_group(0);
-    // Die with the harness rather than outlive it.
+    let procs = match cgroup {
+        Some(dir) => Some(
+            CString::new(dir.join("cgroup.procs").into_os_string().into_vec())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+        ),
+        None => None,
+    };
+    // Die with the harness rather than outlive it. Between fork and exec only raw calls.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if let Some(p) = &procs {
+                let fd = libc::open(p.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // "0": the writer itself
+                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let err = std::io::Error::last_os_error();
+                libc::close(fd);
+                if n != 1 {
+                    return Err(err);
+                }
+            }
             Ok(())
         });
     }
@@ -118,10 +144,14 @@ impl Executor for ProcessExecutor {
         }
         let mut out = File::create(raw).map_err(|e| format!("creating {}: {e}", raw.display()))?;
         let _ = writeln!(out, "$ {}", param.command.join(" "));
+        if let Some(dir) = &self.cgroup {
+            let _ = writeln!(out, "(cgroup: {})", dir.display());
+        }
         let mut server = None;
         if let Some(srv) = &suite.server {
             let _ = writeln!(out, "(server: {})", srv.command.join(" "));
-            let mut child = spawn_group(&srv.command, &out).map_err(|e| format!("starting {}: {e}", srv.command[0]))?;
+            let mut child = spawn_group(&srv.command, &out, self.cgroup.as_deref())
+                .map_err(|e| format!("starting {}: {e}", srv.command[0]))?;
             if let Err(e) = wait_port(srv.port, &mut child, Duration::from_secs(10)) {
                 stop_group(&mut child);
                 return Err(format!("{}: {e}", srv.command[0]));
@@ -130,8 +160,8 @@ impl Executor for ProcessExecutor {
         }
         let result = (|| {
             let t0 = Instant::now();
-            let mut child =
-                spawn_group(&param.command, &out).map_err(|e| format!("starting {}: {e}", param.command[0]))?;
+            let mut child = spawn_group(&param.command, &out, self.cgroup.as_deref())
+                .map_err(|e| format!("starting {}: {e}", param.command[0]))?;
             // A helper thread blocks in wait() and the harness wakes 10 times a second only for
             // ^C and the timeout: polling every 5 ms took 0.4-3 s of CPU from a 4 s fairness
             // window in the saturated test VM, a 25th hog among 24.

@@ -211,6 +211,9 @@ pub struct Config {
     /// Runqueue locks were timed (--lock-time).
     #[serde(default)]
     pub lock_time: bool,
+    /// Workloads ran this many cgroup levels deep (--cgroup-depth; 0: where the bench ran).
+    #[serde(default)]
+    pub cgroup_depth: u32,
     pub quick: bool,
     pub command_line: Vec<String>,
 }

@@ -107,6 +107,13 @@ pub fn format_report(res: &Results) -> String {
         "# Amean for times (% > 0: faster), Hmean for rates (% > 0: higher), vs {}; *x%* = significant (Welch's t-test, 95%, two-sided)",
         res.variants.first().map_or("EEVDF", |v| v.name.as_str())
     );
+    if res.config.cgroup_depth > 0 {
+        let _ = writeln!(
+            o,
+            "# workloads ran {} cgroup levels deep (--cgroup-depth; cpu controller on at each level)",
+            res.config.cgroup_depth
+        );
+    }
     if let Some(note) = rig_note(&res.host) {
         let _ = writeln!(o, "# {note}");
     }
@@ -718,6 +725,19 @@ pub(crate) mod tests {
             std::fs::write(&out, &got).unwrap();
             panic!("table differs (got written to {}):\n{got}", out.display());
         }
+    }
+
+    #[test]
+    fn a_table_of_deep_workloads_says_how_deep() {
+        let mut res = sample();
+        assert!(!format_report(&res).contains("cgroup levels deep"));
+        res.config.cgroup_depth = 3;
+        let t = format_report(&res);
+        assert_eq!(
+            t.lines().nth(2).unwrap(),
+            "# workloads ran 3 cgroup levels deep (--cgroup-depth; cpu controller on at each level)",
+            "{t}"
+        );
     }
 
     #[test]

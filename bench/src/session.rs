@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::cgroups::CgTree;
 use super::cli::{build_suites, build_variants, BenchArgs};
 use super::host::{host_info, init_counters, local_time, nproc, preflight};
 use super::model::{self, Config, Results, FORMAT_VERSION};
@@ -117,6 +118,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             block: args.block,
             bpf_time: args.bpf_time,
             lock_time: args.lock_time,
+            cgroup_depth: args.cgroup_depth,
             quick: args.quick,
             command_line: std::env::args().collect(),
         },
@@ -136,7 +138,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         eprintln!("scx_sis bench: note: {n}");
     }
     let mut ctl = sched::SysfsController::new(scx_sis, out.join("logs"), Duration::from_secs(args.attach_timeout));
-    let mut exec = workloads::ProcessExecutor { abort: abort.clone() };
+    // --cgroup-depth: the chain stays until the session ends (its workloads gone by then)
+    let deep = match args.cgroup_depth {
+        0 => None,
+        d => Some(CgTree::chain("scx_sis_bench_depth", d).context("--cgroup-depth")?),
+    };
+    let mut exec = workloads::ProcessExecutor { abort: abort.clone(), cgroup: deep.as_ref().map(|(_, d)| d.clone()) };
     let plan =
         runner::Plan { variants: &variants, suites: &suites, runs: args.runs, warmup: args.warmup, block: args.block };
     let mut records = vec![];
@@ -164,6 +171,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
         });
     drop(ctl); // detaches anything still attached
+    drop(exec);
+    drop(deep);
     res.runs = records;
     match &outcome {
         Ok(()) => res.complete = true,

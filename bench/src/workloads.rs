@@ -388,7 +388,7 @@ mod tests {
         use std::sync::atomic::AtomicBool;
         use std::sync::Arc;
         let dir = tempfile::tempdir().unwrap();
-        let mut ex = ProcessExecutor { abort: Arc::new(AtomicBool::new(false)) };
+        let mut ex = ProcessExecutor { abort: Arc::new(AtomicBool::new(false)), cgroup: None };
         let suite = custom("echo", "echo 'ops: 42'", Some(r"ops: (\d+)"), true);
         let m = ex.run(&suite, &suite.params[0], &dir.path().join("r/echo.txt")).unwrap();
         assert_eq!(m.value, 42.0);
@@ -400,5 +400,12 @@ mod tests {
         suite.timeout_s = 0;
         let e = ex.run(&suite, &suite.params[0], &dir.path().join("slow.txt")).unwrap_err();
         assert!(e.contains("timed out"), "{e}");
+        // a cgroup it cannot enter fails the run: nothing runs outside the depth asked for
+        ex.cgroup = Some(dir.path().join("no-such-cgroup"));
+        let suite = custom("echo", "echo 'ops: 42'", Some(r"ops: (\d+)"), true);
+        let e = ex.run(&suite, &suite.params[0], &dir.path().join("cg.txt")).unwrap_err();
+        assert!(e.contains("starting") && e.contains("No such file"), "{e}");
+        let raw = std::fs::read_to_string(dir.path().join("cg.txt")).unwrap();
+        assert!(raw.contains("(cgroup: ") && raw.contains("no-such-cgroup"), "{raw}");
     }
 }

@@ -55,7 +55,7 @@ fn wakelat_run_gives_a_p99() {
     let suite = scx_sis_bench::wakelat::suite(&sc, Path::new(BIN));
     let dir = tempfile::tempdir().unwrap();
     let raw = dir.path().join("wakelat.txt");
-    let mut ex = ProcessExecutor { abort: Default::default() };
+    let mut ex = ProcessExecutor { abort: Default::default(), cgroup: None };
     let m = ex.run(&suite, &suite.params[0], &raw).unwrap_or_else(|e| panic!("{e}"));
     let out = std::fs::read_to_string(&raw).unwrap();
     assert!(m.value > 0.0 && out.contains("wakelat: p99") && out.len() < 100_000, "{out}");

@@ -2,7 +2,9 @@
 # bench_smoke: a tiny `scx_sis_bench` session (hackbench --quick, 2 runs, no warm-up) with EEVDF,
 # scx_sis and one variant (nofilter = --sis-mode linear); checks the exit code, results.json
 # (parses, 4 ok runs per variant, scx_sis telemetry, runqueue-lock time: --lock-time), runs.csv,
-# table.txt rows, the PNG, that nothing is left attached, and a clean kernel log.
+# table.txt rows, the PNG, that nothing is left attached, and a clean kernel log. The workloads run
+# 3 cgroup levels deep (--cgroup-depth 3, as a login session's tasks): each run says where, and the
+# chain is gone afterwards.
 # env: SCX_SIS and SCX_SIS_BENCH (required).
 source "$(dirname "$0")/lib.sh"
 require_scx_sis
@@ -11,7 +13,7 @@ trap cleanup_sched EXIT
 
 out="$SCX_SIS_OUT/bench-smoke"
 rm -rf "$out"
-bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --lock-time --out "$out" --variant "nofilter=--sis-mode linear")
+bench_args=(--quick --runs 2 --warmup 0 --suite hackbench --lock-time --cgroup-depth 3 --out "$out" --variant "nofilter=--sis-mode linear")
 
 kmsg_mark
 check_eq "state before" "$(sched_state)" disabled
@@ -66,6 +68,14 @@ sed 's/^/  | /' "$table"
 if [ "$(head -c 4 "$out/hackbench.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG' ]; then pass "hackbench.png is a PNG ($(stat -c %s "$out/hackbench.png") bytes)"
 else fail "hackbench.png missing or not a PNG"; fi
 check "scheduler logs kept" test -s "$out/logs/scx_sis.log"
+# --cgroup-depth 3: every run entered level 3 (a run that cannot enter fails), and it is all removed
+cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+deep=$(grep -rhs '^(cgroup: ' "$out" | sort -u)
+check_eq "runs that said where they ran" "$(grep -rls '^(cgroup: ' "$out" | wc -l)" 12
+check_eq "one cgroup, 3 levels below the root ($deep)" \
+  "$(echo "$deep" | sed "s#^(cgroup: $cgroot/##; s#)\$##" | awk -F/ '{ print NF }')" 3
+check "the chain is removed" test -z "$(ls -d "$cgroot"/scx_sis_bench_depth.* 2>/dev/null)"
+check "table says how deep" grep -q '^# workloads ran 3 cgroup levels deep' "$table"
 check "progress lines on stderr" grep -q '^\[bench 12/12\]' "$SCX_SIS_OUT/bench-smoke.stderr"
 dmesg_check
 finish
