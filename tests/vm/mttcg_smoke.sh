@@ -3,7 +3,8 @@
 # 2 LLCs): EEVDF and scx_sis in blocks (scx_sis attached once per block), hackbench --quick, then
 # the checks: every run measured, each scheduler attached once per block, the table says which rig
 # it came from, runqueue locks were timed under both (--lock-time: own and other CPUs' rq locks
-# counted), and the kernel log stayed clean across every switch (a boot that faulted is
+# counted), the workloads ran 2 cgroup levels deep (--cgroup-depth 2), and the kernel log stayed
+# clean across every switch (a boot that faulted is
 # discarded and run again by bench/run-vm.sh; that is reported, and a second fault fails).
 #   tests/vm/mttcg_smoke.sh [--bin PATH] [KERNEL...]     (default kernels: 7.3 6.12)
 # Last line: 'N passed, M failed', N and M counting kernels. Needs as many host cores as vCPUs (2).
@@ -21,7 +22,8 @@ for k in "${kernels[@]}"; do
   rm -rf "$out"
   echo "== mttcg smoke, $k: EEVDF vs scx_sis, hackbench --quick, 2 runs in blocks of 1"
   "$repo/bench/run-vm.sh" --mttcg --kernel "$k" --sockets 2 --cores 1 --threads 1 --retries 1 --timeout 900 \
-    --bin "$bin" --out "$out" -- --suite hackbench --quick --runs 2 --warmup 0 --block 1 --lock-time
+    --bin "$bin" --out "$out" -- --suite hackbench --quick --runs 2 --warmup 0 --block 1 --lock-time \
+    --cgroup-depth 2
   rc=$?
   [ "$rc" -eq 0 ] && ok "$k: the bench exited 0" || bad "$k: bench/run-vm.sh exited $rc"
   if [ -s "$out/discarded-boots.txt" ]; then
@@ -50,6 +52,13 @@ print("ok" if r["host"].get("rig") == "mttcg" and r["config"].get("block") == 1 
 # one attach per block: the scheduler's log has one start line per attach
 starts = (d / "logs" / "scx_sis.log").read_text().count("===== ") if (d / "logs" / "scx_sis.log").exists() else -1
 print("ok" if starts == 2 else "FAIL", f"scx_sis attached {starts} times for 2 blocks")
+# --cgroup-depth 2: each run names the cgroup it ran in, 2 levels below the cgroup2 root
+where = {t.split("(cgroup: ", 1)[1].split(")", 1)[0] for f in (d / "raw").rglob("*.txt")
+         for t in f.read_text().splitlines() if t.startswith("(cgroup: ")}
+runs_in = sum(1 for f in (d / "raw").rglob("*.txt") if "\n(cgroup: " in f.read_text())
+deep = len(where) == 1 and [w.split("/")[-2:] for w in where][0][1] == "l2"
+print("ok" if r["config"].get("cgroup_depth") == 2 and runs_in == 8 and deep else "FAIL",
+      f"{runs_in} of 8 runs named a cgroup, {sorted(where)}, depth {r['config'].get('cgroup_depth')}")
 table = (d / "table.txt").read_text() if (d / "table.txt").exists() else ""
 print("ok" if "# qemu multi-threaded TCG" in table and "CoeffVar" in table else "FAIL", "table names the rig and the spread")
 PY
