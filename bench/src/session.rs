@@ -171,8 +171,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
         });
     drop(ctl); // detaches anything still attached
-    drop(exec);
-    drop(deep);
+    drop(deep); // the chain, empty now
     res.runs = records;
     match &outcome {
         Ok(()) => res.complete = true,

@@ -53,10 +53,10 @@ print("ok" if r["host"].get("rig") == "mttcg" and r["config"].get("block") == 1 
 starts = (d / "logs" / "scx_sis.log").read_text().count("===== ") if (d / "logs" / "scx_sis.log").exists() else -1
 print("ok" if starts == 2 else "FAIL", f"scx_sis attached {starts} times for 2 blocks")
 # --cgroup-depth 2: each run names the cgroup it ran in, 2 levels below the cgroup2 root
-where = {t.split("(cgroup: ", 1)[1].split(")", 1)[0] for f in (d / "raw").rglob("*.txt")
-         for t in f.read_text().splitlines() if t.startswith("(cgroup: ")}
-runs_in = sum(1 for f in (d / "raw").rglob("*.txt") if "\n(cgroup: " in f.read_text())
-deep = len(where) == 1 and [w.split("/")[-2:] for w in where][0][1] == "l2"
+named = [t[len("(cgroup: "):-1] for f in (d / "raw").rglob("*.txt")
+         for t in f.read_text().splitlines() if t.startswith("(cgroup: ")]
+where, runs_in = set(named), len(named)
+deep = len(where) == 1 and named[0].endswith("/l2")
 print("ok" if r["config"].get("cgroup_depth") == 2 and runs_in == 8 and deep else "FAIL",
       f"{runs_in} of 8 runs named a cgroup, {sorted(where)}, depth {r['config'].get('cgroup_depth')}")
 table = (d / "table.txt").read_text() if (d / "table.txt").exists() else ""
