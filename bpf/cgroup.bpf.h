@@ -35,8 +35,13 @@
  * cgroups takes a task out of its ancestors' share. They are counted
  * (cg_nr_untracked), shown by --stats.
  *
- * State is keyed by cgroup id in a hash map, not cgroup storage, so the host
- * tests drive this file through SEC("syscall") programs with made-up ids.
+ * State lives in slots of an array (cg_sched_map), found by cgroup id through
+ * a hash (cg_slot_map) only where a cgroup or a task's cgroup changes: a task
+ * holds its cgroup's slot, a cgroup its parent's, so the walks of every
+ * wakeup and slice end read one array entry a level (a hash lookup a level
+ * took 25 ns). Not cgroup storage: the host tests drive this file through
+ * SEC("syscall") programs with made-up ids. A slot is freed when its cgroup
+ * exits, which it does only with no task and no child left to name it.
  * Needs no sched_ext type; the includer defines cg_ancestor_id() (hooks.bpf.h).
  */
 #ifndef __SIS_CGROUP_BPF_H
@@ -44,12 +49,24 @@
 
 #include "hooks.bpf.h"
 
+/* slot - 1 -> state; sized by the loader's --max-cgroups, as cg_slot_map and cg_nr_slots */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cg_sched);
+	__uint(max_entries, SIS_MAX_CGROUPS);
+} cg_sched_map SEC(".maps");
+
+/* cgroup id -> its slot, for the cgroup ops and a task joining a cgroup */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, u64);
-	__type(value, struct cg_sched);
-	__uint(max_entries, SIS_MAX_CGROUPS);	/* the loader's --max-cgroups */
-} cg_sched_map SEC(".maps");
+	__type(value, u32);
+	__uint(max_entries, SIS_MAX_CGROUPS);
+} cg_slot_map SEC(".maps");
+
+const volatile u32 cg_nr_slots = SIS_MAX_CGROUPS;
+u32 cg_slot_next;	/* where the search for a free slot starts: past the last one taken */
 
 s64 cg_nr_untracked;	/* cgroups below the root not in cg_sched_map now */
 u64 cg_nr_map_full;	/* of the cgroups that appeared, those the map had no room for */
@@ -73,11 +90,58 @@ static __always_inline u32 cg_weight(struct cg_sched *c)
 	return cg_state_weight(READ_ONCE(c->state));
 }
 
-static __always_inline struct cg_sched *cg_lookup(u64 cgid)
+/* The state in @slot (0: none): an array read, inlined by the verifier. */
+static __always_inline struct cg_sched *cg_at(u32 slot)
 {
-	if (!cgid)
+	u32 idx = slot - 1;
+
+	if (!slot)
 		return NULL;
-	return bpf_map_lookup_elem(&cg_sched_map, &cgid);
+	return bpf_map_lookup_elem(&cg_sched_map, &idx);
+}
+
+/* The slot of cgroup @cgid; 0: untracked (or the root) */
+static __always_inline u32 cg_slot_of(u64 cgid)
+{
+	u32 *slot;
+
+	if (!cgid)
+		return 0;
+	slot = bpf_map_lookup_elem(&cg_slot_map, &cgid);
+	return slot ? *slot : 0;
+}
+
+/* A free slot taken for @cgid, its state zeroed but for the owner; 0: none left. */
+static __always_inline u32 cg_slot_take(u64 cgid)
+{
+	u32 start = cg_slot_next, i;
+
+	/* idx from the iterator: a counter of its own would be a new constant to the verifier each time round */
+	bpf_for(i, 0, cg_nr_slots) {
+		u32 idx = start + i;
+		struct cg_sched *c;
+
+		if (idx >= cg_nr_slots)
+			idx -= cg_nr_slots;
+		c = bpf_map_lookup_elem(&cg_sched_map, &idx);
+		if (!c)
+			continue;
+		if (!READ_ONCE(c->cgid) && __sync_val_compare_and_swap(&c->cgid, 0, cgid) == 0) {
+			cg_slot_next = idx + 1;
+			return idx + 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline void cg_slot_free(struct cg_sched *c)
+{
+	c->state = 0;
+	c->task_weight = 0;
+	c->child_weight = 0;
+	c->parent = 0;
+	c->level = 0;
+	WRITE_ONCE(c->cgid, 0);
 }
 
 /*
@@ -89,17 +153,27 @@ static __always_inline struct cg_sched *cg_lookup(u64 cgid)
  */
 static __always_inline bool cg_init(u64 cgid, u64 parent, u32 weight, u32 level)
 {
-	struct cg_sched c = {};
+	struct cg_sched *c;
+	u32 pslot = 0, slot;
 
 	if (!cgid || !level)
 		return false;
-	if (level > SIS_CG_MAX_DEPTH || (level > 1 && !cg_lookup(parent)))
+	if (level > SIS_CG_MAX_DEPTH || (level > 1 && !(pslot = cg_slot_of(parent))))
 		goto untracked;
-	c.parent = level > 1 ? parent : 0;
-	c.state = ((u64)(weight ?: SIS_WEIGHT_DFL) << 32) | CG_NR_BIAS;
-	c.level = level;
-	if (!bpf_map_update_elem(&cg_sched_map, &cgid, &c, BPF_ANY))
+	/* seen before (never twice by the kernel): its slot starts over */
+	slot = cg_slot_of(cgid) ?: cg_slot_take(cgid);
+	c = cg_at(slot);
+	if (!c)
+		goto full;
+	c->parent = pslot;
+	c->state = ((u64)(weight ?: SIS_WEIGHT_DFL) << 32) | CG_NR_BIAS;
+	c->task_weight = 0;
+	c->child_weight = 0;
+	c->level = level;
+	if (!bpf_map_update_elem(&cg_slot_map, &cgid, &slot, BPF_ANY))
 		return true;
+	cg_slot_free(c);
+full:
 	__sync_fetch_and_add(&cg_nr_map_full, 1);
 untracked:
 	__sync_fetch_and_add(&cg_nr_untracked, 1);
@@ -109,49 +183,53 @@ untracked:
 /* The cgroup is gone (no task left in it or below, so nothing accounted either). */
 static __always_inline void cg_exit(u64 cgid, u32 level)
 {
-	if (bpf_map_delete_elem(&cg_sched_map, &cgid) && level)
-		__sync_fetch_and_add(&cg_nr_untracked, -1);
+	struct cg_sched *c = cg_at(cg_slot_of(cgid));
+
+	if (bpf_map_delete_elem(&cg_slot_map, &cgid)) {
+		if (level)
+			__sync_fetch_and_add(&cg_nr_untracked, -1);
+		return;
+	}
+	if (c)
+		cg_slot_free(c);
 }
 
 /*
- * The cgroup whose books hold the tasks of cgroup @cgid at @level: itself if
- * tracked, else the nearest tracked ancestor, read by the includer's
+ * The slot of the cgroup whose books hold the tasks of cgroup @cgid at @level:
+ * itself if tracked, else the nearest tracked ancestor, read by the includer's
  * cg_ancestor_id(@cgrp, level); 0 (their own weight, as in the root) if none
  * is. Only the levels up to SIS_CG_MAX_DEPTH can be tracked.
  */
-static __always_inline u64 cg_charge_of(struct cgroup *cgrp, u64 cgid, u32 level)
+static __always_inline u32 cg_charge_of(struct cgroup *cgrp, u64 cgid, u32 level)
 {
-	u32 i, top;
+	u32 i, top, slot = cg_slot_of(cgid);
 
-	if (cg_lookup(cgid))
-		return cgid;
+	if (slot)
+		return slot;
 	/* the deepest level that can be tracked above this one */
 	top = level > SIS_CG_MAX_DEPTH ? SIS_CG_MAX_DEPTH : (level ? level - 1 : 0);
 	for (i = 0; i < SIS_CG_MAX_DEPTH; i++) {
-		u64 id;
-
 		if (i >= top)
 			break;
-		id = cg_ancestor_id(cgrp, top - i);
-		if (cg_lookup(id))
-			return id;
+		slot = cg_slot_of(cg_ancestor_id(cgrp, top - i));
+		if (slot)
+			return slot;
 	}
 	return 0;
 }
 
 /*
- * @cgid gained (+1) or lost (-1) one reason to be active. When that makes it
+ * The cgroup in @slot gained (+1) or lost (-1) one reason to be active. When that makes it
  * active or idle, its weight joins or leaves its parent's child_weight, and
  * the parent gains or loses a reason in turn. A global function, verified
  * once: inline, its loop was walked again on every path of ops.enqueue.
  */
-__noinline int cg_activity(u64 cgid, s32 delta)
+__noinline int cg_activity(u32 slot, s32 delta)
 {
-	u64 id = cgid;
 	u32 i;
 
 	for (i = 0; i < SIS_CG_MAX_DEPTH; i++) {
-		struct cg_sched *c = cg_lookup(id), *par;
+		struct cg_sched *c = cg_at(slot), *par;
 		u64 old;
 		s32 nr;
 		u32 w;
@@ -162,13 +240,13 @@ __noinline int cg_activity(u64 cgid, s32 delta)
 		nr = cg_state_nr(old);
 		if (delta > 0 ? nr != 0 : nr != 1)
 			return 0;
-		par = cg_lookup(c->parent);
+		slot = c->parent;
+		par = cg_at(slot);
 		if (!par)
 			return 0;
 		/* the weight of the transition's own instant (see the top) */
 		w = cg_state_weight(old);
 		__sync_fetch_and_add(&par->child_weight, delta > 0 ? (s64)w : -(s64)w);
-		id = c->parent;
 	}
 	return 0;
 }
@@ -181,7 +259,7 @@ __noinline int cg_activity(u64 cgid, s32 delta)
  */
 static __always_inline void cg_set_weight(u64 cgid, u32 weight)
 {
-	struct cg_sched *c = cg_lookup(cgid), *par;
+	struct cg_sched *c = cg_at(cg_slot_of(cgid)), *par;
 	u64 old = 0;
 	bool done = false;
 	u32 i;
@@ -200,7 +278,7 @@ static __always_inline void cg_set_weight(u64 cgid, u32 weight)
 		__sync_fetch_and_add(&cg_nr_weight_lost, 1);
 		return;
 	}
-	par = cg_lookup(c->parent);
+	par = cg_at(c->parent);
 	if (par && cg_state_nr(old) > 0)
 		__sync_fetch_and_add(&par->child_weight, (s64)weight - (s64)cg_state_weight(old));
 }
@@ -212,41 +290,40 @@ static __always_inline void cg_set_weight(u64 cgid, u32 weight)
 static __always_inline void cg_reconcile(struct task_cg *tc)
 {
 	struct cg_sched *c, *dst;
-	u64 to;
-	u32 weight;
+	u32 to, weight;
 
 	/*
 	 * Accounted as it stands (every ops.running of a woken task): no
-	 * lookup. A cgroup that holds a task's weight is in the map: it cannot
+	 * lookup. A cgroup that holds a task's weight keeps its slot: it cannot
 	 * exit while it or a cgroup charged to it has tasks.
 	 */
-	if (tc->acct_cgid == (tc->weight ? tc->cgid : 0) &&
-	    tc->acct_weight == (tc->cgid ? tc->weight : 0))
+	if (tc->acct_slot == (tc->weight ? tc->slot : 0) &&
+	    tc->acct_weight == (tc->slot ? tc->weight : 0))
 		return;
-	dst = tc->weight ? cg_lookup(tc->cgid) : NULL;
-	to = dst ? tc->cgid : 0;
+	dst = tc->weight ? cg_at(tc->slot) : NULL;
+	to = dst ? tc->slot : 0;
 	weight = to ? tc->weight : 0;
-	if (tc->acct_cgid == to && tc->acct_weight == weight)
+	if (tc->acct_slot == to && tc->acct_weight == weight)
 		return;
 	/* same cgroup, new weight: no activity change */
-	if (dst && tc->acct_cgid == to) {
+	if (dst && tc->acct_slot == to) {
 		__sync_fetch_and_add(&dst->task_weight, (s64)weight - (s64)tc->acct_weight);
 		tc->acct_weight = weight;
 		return;
 	}
-	if (tc->acct_cgid) {
-		c = cg_lookup(tc->acct_cgid);
+	if (tc->acct_slot) {
+		c = cg_at(tc->acct_slot);
 		if (c) {
 			__sync_fetch_and_add(&c->task_weight, -(s64)tc->acct_weight);
-			cg_activity(tc->acct_cgid, -1);
+			cg_activity(tc->acct_slot, -1);
 		}
 	}
-	tc->acct_cgid = 0;
+	tc->acct_slot = 0;
 	tc->acct_weight = 0;
 	if (dst) {
 		__sync_fetch_and_add(&dst->task_weight, (s64)weight);
 		cg_activity(to, 1);
-		tc->acct_cgid = to;
+		tc->acct_slot = to;
 		tc->acct_weight = weight;
 	}
 }
@@ -258,17 +335,17 @@ static __always_inline void cg_account(struct task_cg *tc, u32 weight)
 	cg_reconcile(tc);
 }
 
-/* The task joins cgroup @cgid (init_task, cgroup_move); its accounting follows. */
-static __always_inline void cg_attach(struct task_cg *tc, u64 cgid)
+/* The task joins the cgroup in @slot (init_task, cgroup_move); its accounting follows. */
+static __always_inline void cg_attach(struct task_cg *tc, u32 slot)
 {
-	tc->cgid = cg_lookup(cgid) ? cgid : 0;
+	tc->slot = cg_at(slot) ? slot : 0;
 	cg_reconcile(tc);
 }
 
 /* The task leaves the scheduler (exit_task): nothing of it stays counted. */
 static __always_inline void cg_task_exit(struct task_cg *tc)
 {
-	tc->cgid = 0;
+	tc->slot = 0;
 	tc->weight = 0;
 	cg_reconcile(tc);
 }
@@ -281,14 +358,14 @@ static __always_inline u64 cg_den(struct cg_sched *c)
 }
 
 /*
- * The effective weight of a task of weight @weight in cgroup @cgid: its share
+ * The effective weight of a task of weight @weight in the cgroup in @slot: its share
  * of the cgroup, times the cgroup's share of each level, in load units (task
  * weights << SIS_LOAD_SHIFT). Fixed point in 1/2^20: a share is at most 1.
  * A global function, as cg_activity.
  */
-__noinline int cg_task_weight(u64 cgid, u32 weight)
+__noinline int cg_task_weight(u32 slot, u32 weight)
 {
-	struct cg_sched *c = cg_lookup(cgid);
+	struct cg_sched *c = cg_at(slot);
 	u64 share, den, eff;
 	u32 i, cw;
 
@@ -300,7 +377,7 @@ __noinline int cg_task_weight(u64 cgid, u32 weight)
 		den = weight;
 	share = ((u64)weight << 20) / den;
 	for (i = 0; i < SIS_CG_MAX_DEPTH; i++) {
-		struct cg_sched *par = cg_lookup(c->parent);
+		struct cg_sched *par = cg_at(c->parent);
 
 		if (!par)
 			break;

@@ -91,12 +91,14 @@ struct task_sched {
 };
 
 /*
- * A cgroup's cpu.weight state (cgroup.bpf.h), keyed by cgroup id. Its share
- * of its parent is weight / (parent's child_weight + parent's task_weight):
- * idle siblings and idle children count for nothing.
+ * A cgroup's cpu.weight state (cgroup.bpf.h), in a slot of an array: a task
+ * and a child cgroup name it by slot, so the walk up its levels is an array
+ * read per level, not a hash lookup. Its share of its parent is weight /
+ * (parent's child_weight + parent's task_weight): idle siblings and idle
+ * children count for nothing.
  */
 struct cg_sched {
-	u64 parent;		/* parent's cgroup id; 0: a child of the root */
+	u64 cgid;		/* the cgroup in this slot; 0: a free slot */
 	/*
 	 * cpu.weight (1..10000, 100 default) in the high 32 bits, nr_active
 	 * (own runnable tasks + active children: > 0 is active) + CG_NR_BIAS
@@ -106,19 +108,19 @@ struct cg_sched {
 	u64 state;
 	s64 task_weight;	/* sum of the weights of its own runnable tasks */
 	s64 child_weight;	/* sum of the weights of its active children */
+	u32 parent;		/* parent's slot; 0: a child of the root */
 	u32 level;		/* 1: a child of the root */
-	u32 __pad;
 };
 
 /* nr_active's bias in cg_sched.state: no count a transient reorder takes below 0 borrows from the weight */
 #define CG_NR_BIAS	0x80000000u
 
-/* A task's side of cg_sched (in its task storage). */
+/* A task's side of cg_sched (in its task storage); slots are array index + 1. */
 struct task_cg {
-	u64 cgid;		/* the task's cgroup; 0: the root or an untracked one */
-	u64 acct_cgid;		/* the cgroup whose task_weight holds this task; 0: none */
+	u32 slot;		/* the task's cgroup; 0: the root or an untracked one */
+	u32 acct_slot;		/* the cgroup whose task_weight holds this task; 0: none */
 	u32 weight;		/* its weight while runnable; 0: not runnable */
-	u32 acct_weight;	/* the weight added to acct_cgid */
+	u32 acct_weight;	/* the weight added to acct_slot */
 };
 
 /* Per-CPU "cached domain shortcuts", filled by user space. */

@@ -129,9 +129,9 @@ static __always_inline u32 task_nice_weight(struct task_struct *p)
  */
 static __always_inline u32 task_weight(struct task_struct *p, struct task_ctx *tctx)
 {
-	if (!tctx || !tctx->cg.cgid)
+	if (!tctx || !tctx->cg.slot)
 		return task_nice_weight(p);
-	return cg_task_weight(tctx->cg.cgid, p->scx.weight);
+	return cg_task_weight(tctx->cg.slot, p->scx.weight);
 }
 
 /*

@@ -319,8 +319,9 @@ int test_idlest_llc(struct balance_args *a)
 	return 0;
 }
 
-/* Test tasks' side of the cgroup accounting. */
-struct task_cg test_task_cgs[16];
+/* Test tasks' side of the cgroup accounting: one per level and one more (cg-scale). */
+#define TEST_CG_TASKS	(SIS_CG_MAX_DEPTH + 1)
+struct task_cg test_task_cgs[TEST_CG_TASKS];
 
 SEC("syscall")
 int test_cgroup(struct cg_args *a)
@@ -329,7 +330,7 @@ int test_cgroup(struct cg_args *a)
 	struct cg_sched *c;
 	u32 slot = a->slot;
 
-	if (slot >= 16)
+	if (slot >= TEST_CG_TASKS)
 		return -1;
 	tc = &test_task_cgs[slot];
 	switch (a->op) {
@@ -349,10 +350,10 @@ int test_cgroup(struct cg_args *a)
 		cg_account(tc, a->weight);
 		break;
 	case CG_TASK_WEIGHT:
-		a->ret = tc->cgid ? cg_task_weight(tc->cgid, a->weight) : a->weight << SIS_LOAD_SHIFT;
+		a->ret = tc->slot ? cg_task_weight(tc->slot, a->weight) : a->weight << SIS_LOAD_SHIFT;
 		break;
 	case CG_READ:
-		c = cg_lookup(a->cgid);
+		c = cg_at(cg_slot_of(a->cgid));
 		if (!c)
 			return -2;
 		a->cg = *c;
@@ -373,10 +374,10 @@ int test_cg_stress(struct cg_stress_args *a)
 	struct task_cg *tc;
 	u32 slot = a->slot, i;
 
-	if (slot >= 16)
+	if (slot >= TEST_CG_TASKS)
 		return -1;
 	tc = &test_task_cgs[slot];
-	cg_attach(tc, a->cgid);
+	cg_attach(tc, cg_slot_of(a->cgid));
 	bpf_for(i, 0, a->rounds) {
 		if (a->op == CG_STRESS_WEIGHT)
 			cg_set_weight(a->cgid, a->weight2);
@@ -385,6 +386,43 @@ int test_cg_stress(struct cg_stress_args *a)
 		if (a->op == CG_STRESS_WEIGHT)
 			cg_set_weight(a->cgid, a->weight);
 	}
+	return 0;
+}
+
+/*
+ * bench_cg_args: the walks a cgroup task's wakeup and sleep make, timed
+ * around the loop alone (scx_sis_bench --suite cg-scale).
+ */
+SEC("syscall")
+int bench_cg(struct bench_cg_args *a)
+{
+	struct task_cg *tc;
+	u32 slot = a->slot, n = a->rounds, i;
+	u64 t0, t1, sum = 0;
+
+	if (slot >= TEST_CG_TASKS)
+		return -1;
+	tc = &test_task_cgs[slot];
+	cg_attach(tc, cg_slot_of(a->cgid));
+	if (!tc->slot)
+		return -2;
+	if (a->op == BENCH_CG_WEIGHT) {
+		cg_account(tc, SIS_WEIGHT_DFL);
+		t0 = bpf_ktime_get_ns();
+		bpf_for(i, 0, n)
+			sum += cg_task_weight(tc->slot, SIS_WEIGHT_DFL + (i & 1));
+		t1 = bpf_ktime_get_ns();
+		cg_account(tc, 0);
+	} else {
+		t0 = bpf_ktime_get_ns();
+		bpf_for(i, 0, n) {
+			cg_account(tc, SIS_WEIGHT_DFL);
+			cg_account(tc, 0);
+		}
+		t1 = bpf_ktime_get_ns();
+	}
+	a->ns = t1 - t0;
+	a->sum = sum;
 	return 0;
 }
 

@@ -141,6 +141,26 @@ struct cg_stress_args {
 enum cg_stress_op {
 	CG_STRESS_TOGGLE	= 0,	/* the task runnable, then quiescent */
 	CG_STRESS_WEIGHT	= 1,	/* weight2, the task runnable, quiescent, weight */
+	CG_STRESS_WALK		= 2,	/* PROBE */
+};
+
+/*
+ * bench_cg: @rounds of one cgroup.bpf.h operation on test task @slot, in
+ * cgroup @cgid, timed in the program (syscall programs take no repeat).
+ */
+struct bench_cg_args {
+	u32 op;			/* enum bench_cg_op */
+	u32 slot;
+	u64 cgid;
+	u32 rounds;
+	u32 __pad;
+	u64 ns;			/* out: the loop's time */
+	u64 sum;		/* out: BENCH_CG_WEIGHT: the weights, kept so the loop is not dropped */
+};
+
+enum bench_cg_op {
+	BENCH_CG_WEIGHT		= 0,	/* the task's effective weight (a wakeup's, a slice end's) */
+	BENCH_CG_TOGGLE		= 1,	/* the task runnable, then quiescent (a wakeup and a sleep) */
 };
 
 /* one call into group.bpf.h from the host tests (sis_test.bpf.c) */

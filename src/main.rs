@@ -279,13 +279,16 @@ impl<'a> Scheduler<'a> {
         rodata.wake_affine = opts.wake_affine.to_bpf();
         rodata.gb_enabled = gb_cfg.is_some();
         rodata.switch_partial = opts.partial;
+        rodata.cg_nr_slots = opts.max_cgroups;
         knobs.write_bpf(skel.maps.data_data.as_mut().unwrap());
 
         // Size the arrays from the machine.
         let missing = layout.size_maps(skel.open_object_mut())?;
         anyhow::ensure!(missing.is_empty(), "the BPF object has no map {missing:?}");
         group::size_maps(skel.open_object_mut(), &topo)?;
+        // cgroup state slots and the id -> slot map that finds them, one size (cg_nr_slots)
         skel.maps.cg_sched_map.set_max_entries(opts.max_cgroups)?;
+        skel.maps.cg_slot_map.set_max_entries(opts.max_cgroups)?;
 
         let ops = skel.struct_ops.sis_ops_mut();
         // 0: the kernel's default; scx_ops_load! sizes the dump buffer from it (uei_set_size!)

@@ -370,6 +370,33 @@ fn cgroups_a_full_map_refuses_count_in_their_ancestor() {
     assert_eq!(eff(&mut s, 1, 100), 100.0);
 }
 
+#[test]
+fn an_exited_cgroup_frees_its_slot() {
+    // a full map under a; a child with a runnable task, another that exits
+    let mut s = sis();
+    assert!(init(&mut s, 10, ROOT, 100, 1));
+    let mut x = 1000;
+    while init(&mut s, x, 10, 100, 2) {
+        x += 1;
+    }
+    run_in(&mut s, 1000, &[0]);
+    let before = read(&mut s, 1001).unwrap();
+    assert_eq!((before.nr_active, before.task_weight), (0, 0));
+    exit(&mut s, 1001, 2);
+    assert!(read(&mut s, 1001).is_none(), "an exited cgroup has no state");
+    assert_eq!(untracked(&s), (1, 1), "x, refused by the full map, is still untracked");
+    // a new cgroup takes the freed slot, with state of its own only
+    assert!(init(&mut s, x + 1, 10, 300, 2), "the freed slot is taken");
+    let y = read(&mut s, x + 1).unwrap();
+    assert_eq!((y.weight, y.nr_active, y.task_weight, y.child_weight), (300, 0, 0, 0));
+    assert!(!init(&mut s, x + 2, 10, 100, 2), "and the map is full again");
+    // its task counts there: a's children weigh 100 + 300
+    run_in(&mut s, x + 1, &[1]);
+    assert_eq!(read(&mut s, 10).unwrap().child_weight, 400);
+    assert_eq!(eff(&mut s, 0, 100), 25.0);
+    assert_eq!(eff(&mut s, 1, 100), 75.0);
+}
+
 /// `rounds` of stress op `op` for task `slot` of cgroup `cgid`, `runs` times, on a thread of its own.
 fn stress(
     s: &Sis,

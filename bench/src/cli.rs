@@ -22,7 +22,9 @@ pub struct BenchArgs {
     /// cgroup per LLC under /sys/fs/cgroup/scx_sis_gb; compare with
     /// --variant "gb=--gb-parent /sys/fs/cgroup/scx_sis_gb"),
     /// idle-scale (host-only, alone: the idle search over synthetic LLCs of 8-256 CPUs per
-    /// --sis-mode, through BPF_PROG_TEST_RUN; --runs = trials per cell; no sched_ext needed).
+    /// --sis-mode, through BPF_PROG_TEST_RUN; --runs = trials per cell; no sched_ext needed),
+    /// cg-scale (host-only, alone: what a cgroup's depth, 1-16 levels, costs a wakeup's and a
+    /// sleep's cpu.weight books, the same way).
     /// [default: hackbench,tbench,netperf,schbench,wakelat; only the --cmd ones if --cmd is given]
     #[arg(long, value_name = "LIST")]
     pub suite: Option<String>,

@@ -605,10 +605,10 @@ fn map_by_name(name: &str) -> Option<(libbpf_rs::MapHandle, u32)> {
 }
 
 /// Whether a running scx_sis keeps cpu.weight state of its own for cgroup `dir` (an entry of
-/// its cg_sched_map); None without one.
+/// its cg_slot_map); None without one.
 fn cg_tracked(dir: &Path) -> Option<bool> {
     use libbpf_rs::{MapCore, MapFlags};
-    let (map, _) = map_by_name("cg_sched_map")?;
+    let (map, _) = map_by_name("cg_slot_map")?;
     let id = scx_sis::group::cgroup_id(dir).ok()?;
     Some(map.lookup(&id.to_ne_bytes(), MapFlags::ANY).ok()?.is_some())
 }
@@ -617,7 +617,7 @@ fn cg_tracked(dir: &Path) -> Option<bool> {
 /// `parent/x` (the hog's), which the full map leaves out. Fails unless x is out and `parent` in:
 /// else the case would not test a full map.
 fn fill_cg_map(t: &mut CgTree, parent: &str) -> Result<std::path::PathBuf> {
-    let Some((_, entries)) = map_by_name("cg_sched_map") else {
+    let Some((_, entries)) = map_by_name("cg_slot_map") else {
         println!("no scx_sis cgroup map: nothing to fill");
         return t.add(&format!("{parent}/x"), 100);
     };

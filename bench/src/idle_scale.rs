@@ -814,22 +814,7 @@ pub fn write_outputs(r: &Report, dir: &Path) -> Result<String> {
 /// Is `--suite` asking for this suite? It runs alone: it is host-only and compares the modes
 /// itself, not schedulers.
 pub fn requested(args: &BenchArgs) -> Result<bool> {
-    let Some(list) = &args.suite else { return Ok(false) };
-    let names: Vec<&str> = list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
-    if !names.contains(&NAME) {
-        return Ok(false);
-    }
-    if names.len() > 1 || !args.cmd.is_empty() {
-        return Err(usage(format!(
-            "--suite {NAME} runs alone (host-only, nothing attached): run the other suites separately"
-        )));
-    }
-    if !args.variant.is_empty() || !args.peer.is_empty() {
-        return Err(usage(format!(
-            "--suite {NAME} compares the --sis-mode values itself: --variant and --peer do not apply"
-        )));
-    }
-    Ok(true)
+    super::host_only_suite(args, NAME)
 }
 
 /// Entry of `scx_sis_bench --suite idle-scale`.

@@ -14,11 +14,13 @@
 //!   numbers read from their output; `executor`: runs one workload as child processes;
 //! - `sched`: attach/detach through sysfs, telemetry; `runner`: the interleaved loop over the
 //!   `Controller`/`Executor` traits;
-//! - `idle_scale`: the host-only `idle-scale` suite (the idle search over synthetic LLCs,
-//!   through BPF_PROG_TEST_RUN; runs before and without the sched_ext preflight);
+//! - `idle_scale`, `cg_scale`: the host-only `idle-scale` and `cg-scale` suites (the idle search
+//!   over synthetic LLCs, the cgroup books over deep cgroups, through BPF_PROG_TEST_RUN; they run
+//!   before and without the sched_ext preflight);
 //! - `statistics` (means, Welch's t-test), `model` (what results.json holds), `report` (table,
 //!   CSV, JSON), `plot` (PNG).
 
+pub mod cg_scale;
 pub mod cgroups;
 pub mod cli;
 pub mod executor;
@@ -45,3 +47,24 @@ pub use session::run;
 
 // bad input or an unfit system: the one usage error of scx_sis (exit code 2, one line)
 use scx_sis::error::usage_err as usage;
+
+/// Whether --suite asks for host-only suite `name`, which runs alone (nothing attached, no
+/// variants: it measures the scheduler's BPF itself).
+pub fn host_only_suite(args: &BenchArgs, name: &str) -> anyhow::Result<bool> {
+    let Some(list) = &args.suite else { return Ok(false) };
+    let names: Vec<&str> = list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+    if !names.contains(&name) {
+        return Ok(false);
+    }
+    if names.len() > 1 || !args.cmd.is_empty() {
+        return Err(usage(format!(
+            "--suite {name} runs alone (host-only, nothing attached): run the other suites separately"
+        )));
+    }
+    if !args.variant.is_empty() || !args.peer.is_empty() {
+        return Err(usage(format!(
+            "--suite {name} measures the scheduler's BPF on the host: --variant and --peer do not apply"
+        )));
+    }
+    Ok(true)
+}

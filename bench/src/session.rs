@@ -15,7 +15,7 @@ use super::cli::{build_suites, build_variants, BenchArgs};
 use super::host::{host_info, init_counters, local_time, nproc, preflight};
 use super::model::{self, Config, Results, FORMAT_VERSION};
 use super::plan::plan_text;
-use super::{idle_scale, plot, report, runner, sched, usage, workloads};
+use super::{cg_scale, idle_scale, plot, report, runner, sched, usage, workloads};
 
 fn fmt_secs(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
@@ -71,6 +71,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     // host-only: no sched_ext preflight, nothing attached
     if idle_scale::requested(args)? {
         return idle_scale::run(args);
+    }
+    if cg_scale::requested(args)? {
+        return cg_scale::run(args);
     }
     if args.runs == 0 {
         return Err(usage("--runs must be at least 1"));

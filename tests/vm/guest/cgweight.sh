@@ -117,10 +117,11 @@ check "cg-full: scx_sis --max-cgroups $FULL_MAX ratio ${x:-?} within ${CHECK_PCT
   within "$x" 0.25 "$CHECK_PCT"
 
 # ---- churn while attached ----
-# entries of scx_sis's cgroup state map (bpftool from the shared root filesystem)
-nr_cg_state() { bpftool -j map dump name cg_sched_map 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null; }
+# cgroups with state in scx_sis (entries of its id -> slot map; bpftool from the shared root filesystem)
+nr_cg_state() { bpftool -j map dump name cg_slot_map 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null; }
 # cg_books DIR...: 'weight nr_active child_weight task_weight' of each cgroup's state, '-' if it
-# has none (cgroup.bpf.h: state = weight << 32 | nr_active + 2^31)
+# has none (cgroup.bpf.h: the slots of cg_sched_map name their cgroup; state = weight << 32 |
+# nr_active + 2^31)
 cg_books() {
   local ids=() d
   for d in "$@"; do ids+=("$(stat -c %i "$d")"); done
@@ -130,13 +131,13 @@ m = {}
 for e in json.load(sys.stdin):
     f = e.get("formatted")
     if f:
-        k, v = f["key"], f["value"]
-        m[int(k)] = (v["state"], v["child_weight"], v["task_weight"])
+        v = f["value"]
+        cgid, state, task, child = v["cgid"], v["state"], v["task_weight"], v["child_weight"]
     else:
         raw = lambda h: bytes(int(b, 16) for b in h)
-        k = struct.unpack("<Q", raw(e["key"]))[0]
-        _, state, task, child = struct.unpack("<QQqq", raw(e["value"])[:32])
-        m[k] = (state, child, task)
+        cgid, state, task, child = struct.unpack("<QQqq", raw(e["value"])[:32])
+    if cgid:
+        m[int(cgid)] = (state, child, task)
 for i in sys.argv[1:]:
     v = m.get(int(i))
     print("-" if v is None else "%d %d %d %d" % (v[0] >> 32, (v[0] & 0xffffffff) - 2**31, v[1], v[2]))
