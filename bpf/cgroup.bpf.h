@@ -49,7 +49,7 @@
 
 #include "hooks.bpf.h"
 
-/* slot - 1 -> state; sized by the loader's --max-cgroups, as cg_slot_map and cg_nr_slots */
+/* slot - 1 -> state, 64 bytes each; sized by the loader's --max-cgroups, as cg_slot_map and cg_nr_slots */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, u32);

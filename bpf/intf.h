@@ -110,6 +110,11 @@ struct cg_sched {
 	s64 child_weight;	/* sum of the weights of its active children */
 	u32 parent;		/* parent's slot; 0: a child of the root */
 	u32 level;		/* 1: a child of the root */
+	/*
+	 * A cache line a slot: every CPU running a cgroup's tasks writes its
+	 * counters, and two busy cgroups side by side must not share a line.
+	 */
+	u64 __pad[3];
 };
 
 /* nr_active's bias in cg_sched.state: no count a transient reorder takes below 0 borrows from the weight */

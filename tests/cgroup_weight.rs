@@ -442,3 +442,9 @@ fn weight_changes_racing_activations_keep_the_sums() {
     run_in(&mut s, 20, &[0]);
     assert_eq!(read(&mut s, 10).unwrap().child_weight, 200);
 }
+
+#[test]
+fn a_slot_is_a_cache_line() {
+    // every CPU running a cgroup's tasks writes its slot: two busy cgroups must not share a line
+    assert_eq!(std::mem::size_of::<cg_sched>(), 64);
+}
