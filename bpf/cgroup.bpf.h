@@ -49,7 +49,7 @@
 
 #include "hooks.bpf.h"
 
-/* slot - 1 -> state, 64 bytes each; sized by the loader's --max-cgroups, as cg_slot_map and cg_nr_slots */
+/* slot - 1 -> state, 64 bytes each; --max-cgroups sizes it, cg_slot_map and cg_nr_slots */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, u32);
@@ -68,7 +68,7 @@ struct {
 const volatile u32 cg_nr_slots = SIS_MAX_CGROUPS;
 u32 cg_slot_next;	/* where the search for a free slot starts: past the last one taken */
 
-s64 cg_nr_untracked;	/* cgroups below the root not in cg_sched_map now */
+s64 cg_nr_untracked;	/* cgroups below the root without a slot now */
 u64 cg_nr_map_full;	/* of the cgroups that appeared, those the map had no room for */
 u64 cg_nr_weight_lost;	/* weight changes given up after CG_CAS_TRIES lost races */
 
@@ -111,12 +111,12 @@ static __always_inline u32 cg_slot_of(u64 cgid)
 	return slot ? *slot : 0;
 }
 
-/* A free slot taken for @cgid, its state zeroed but for the owner; 0: none left. */
+/* A free slot (zeroed: never used, or cg_slot_free) taken for @cgid; 0: none left. */
 static __always_inline u32 cg_slot_take(u64 cgid)
 {
 	u32 start = cg_slot_next, i;
 
-	/* idx from the iterator: a counter of its own would be a new constant to the verifier each time round */
+	/* from the iterator's: an index of its own is a new constant each round to 7.x's verifier */
 	bpf_for(i, 0, cg_nr_slots) {
 		u32 idx = start + i;
 		struct cg_sched *c;
@@ -219,9 +219,9 @@ static __always_inline u32 cg_charge_of(struct cgroup *cgrp, u64 cgid, u32 level
 }
 
 /*
- * The cgroup in @slot gained (+1) or lost (-1) one reason to be active. When that makes it
- * active or idle, its weight joins or leaves its parent's child_weight, and
- * the parent gains or loses a reason in turn. A global function, verified
+ * The cgroup in @slot gained (+1) or lost (-1) one reason to be active.
+ * When that makes it active or idle, its weight joins or leaves its parent's
+ * child_weight, and the parent gains or loses a reason in turn. A global function, verified
  * once: inline, its loop was walked again on every path of ops.enqueue.
  */
 __noinline int cg_activity(u32 slot, s32 delta)
