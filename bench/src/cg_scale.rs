@@ -19,15 +19,15 @@
 
 use std::fmt::Write as _;
 use std::mem::MaybeUninit;
-use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{OpenObject, ProgramInput};
+use libbpf_rs::OpenObject;
 use serde::Serialize;
 
 use super::cli::BenchArgs;
-use super::host::{host_info, local_time};
+use super::host::host_info;
+use super::idle_scale::run_prog;
 use super::model::HostInfo;
 use super::statistics::{amean, stddev};
 use super::usage;
@@ -59,17 +59,6 @@ struct Report {
     command_line: Vec<String>,
     rounds: u32,
     cells: Vec<Cell>,
-}
-
-fn run_prog<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> Result<()> {
-    // SAFETY: T is a plain-data struct from bpf/test_intf.h, the program's context
-    let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
-    let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
-    let ret = prog.test_run(input).context("BPF_PROG_TEST_RUN")?.return_value;
-    if ret != 0 {
-        bail!("BPF program returned {ret}");
-    }
-    Ok(())
 }
 
 /// One cgroup.bpf.h call through test_cgroup.
@@ -171,20 +160,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         OPS.map(|o| o.0),
         args.runs
     );
-    if args.dry_run {
-        print!("{plan}");
-        return Ok(());
-    }
-    // SAFETY: geteuid has no preconditions
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(usage(format!(
-            "--suite {NAME} loads BPF programs and runs them with BPF_PROG_TEST_RUN: run it as root"
-        )));
-    }
-    let (created, stamp) = local_time();
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("bench-results").join(&stamp));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    eprint!("{plan}");
+    let Some((created, out)) = super::host_only_start(args, NAME, &plan)? else { return Ok(()) };
     let cells = measure(&DEPTHS, args.runs, rounds, &mut |c| {
         eprintln!("[{NAME}] {} levels, {}: {:.1} ns", c.depth, c.op, amean(&c.trial_ns));
     })?;

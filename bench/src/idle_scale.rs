@@ -45,7 +45,7 @@
 
 use std::fmt::Write as _;
 use std::mem::MaybeUninit;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context, Result};
@@ -56,7 +56,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::cli::BenchArgs;
-use super::host::{host_info, local_time};
+use super::host::host_info;
 use super::model::HostInfo;
 use super::statistics::{amean, stddev};
 use super::{plot, usage};
@@ -262,7 +262,7 @@ pub fn llc_topology(n: usize) -> Result<Topology> {
     Ok(topo)
 }
 
-fn run_prog<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> Result<()> {
+pub(crate) fn run_prog<T: Copy>(prog: &mut libbpf_rs::ProgramMut, args: &mut T) -> Result<()> {
     // SAFETY: T is a plain-data struct from bpf/intf.h, the program's context
     let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
     let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
@@ -829,20 +829,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
          {cells} cells of {} trials x {} searches (+{} per CPU warm-up)\n",
         p.sizes, p.idle_pct, p.modes, p.trials, p.searches, p.warmup_per_cpu
     );
-    if args.dry_run {
-        print!("{plan}");
-        return Ok(());
-    }
-    // SAFETY: geteuid has no preconditions
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(usage(format!(
-            "--suite {NAME} loads BPF programs and runs them with BPF_PROG_TEST_RUN: run it as root"
-        )));
-    }
-    let (created, stamp) = local_time();
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("bench-results").join(&stamp));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    eprint!("{plan}");
+    let Some((created, out)) = super::host_only_start(args, NAME, &plan)? else { return Ok(()) };
     let t0 = std::time::Instant::now();
     let cells = run_all(&p, &mut |done, total, c| {
         eprintln!(

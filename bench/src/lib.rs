@@ -48,6 +48,32 @@ pub use session::run;
 // bad input or an unfit system: the one usage error of scx_sis (exit code 2, one line)
 use scx_sis::error::usage_err as usage;
 
+/// A host-only suite's start: with --dry-run its `plan` printed and None; else, as root, the
+/// results directory made (--out, or bench-results/<date-time>) and the plan said on stderr:
+/// (the start time, the directory).
+pub fn host_only_start(
+    args: &BenchArgs,
+    name: &str,
+    plan: &str,
+) -> anyhow::Result<Option<(String, std::path::PathBuf)>> {
+    use anyhow::Context as _;
+    if args.dry_run {
+        print!("{plan}");
+        return Ok(None);
+    }
+    // SAFETY: geteuid has no preconditions
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage(format!(
+            "--suite {name} loads BPF programs and runs them with BPF_PROG_TEST_RUN: run it as root"
+        )));
+    }
+    let (created, stamp) = host::local_time();
+    let out = args.out.clone().unwrap_or_else(|| std::path::PathBuf::from("bench-results").join(&stamp));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    eprint!("{plan}");
+    Ok(Some((created, out)))
+}
+
 /// Whether --suite asks for host-only suite `name`, which runs alone (nothing attached, no
 /// variants: it measures the scheduler's BPF itself).
 pub fn host_only_suite(args: &BenchArgs, name: &str) -> anyhow::Result<bool> {
