@@ -141,7 +141,6 @@ struct cg_stress_args {
 enum cg_stress_op {
 	CG_STRESS_TOGGLE	= 0,	/* the task runnable, then quiescent */
 	CG_STRESS_WEIGHT	= 1,	/* weight2, the task runnable, quiescent, weight */
-	CG_STRESS_WALK		= 2,	/* PROBE */
 };
 
 /*
