@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::model::{Param, Suite};
-use super::parsers::{parse, work_done};
+use super::parsers::{parse, window_system, work_done};
 
 /// What one workload execution measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +23,8 @@ pub struct Measurement {
     pub wall_s: f64,
     /// Units of work done, when the workload says (see `parsers::work_done`).
     pub work: Option<f64>,
+    /// The system's counters over the window the workload itself measured, when it reports it.
+    pub window: Option<super::model::SystemDelta>,
 }
 
 /// Runs one parameter of a suite; the real one spawns processes, tests use a fake.
@@ -191,7 +193,12 @@ impl Executor for ProcessExecutor {
                 return Err(format!("{} failed ({status}): {}", param.command[0], last_line(&text)));
             }
             let value = parse(&suite.parser, &text, wall_s)?;
-            Ok(Measurement { value, wall_s, work: work_done(&suite.parser, &text, value) })
+            Ok(Measurement {
+                value,
+                wall_s,
+                work: work_done(&suite.parser, &text, value),
+                window: window_system(&text),
+            })
         })();
         if let Some(mut s) = server {
             stop_group(&mut s);

@@ -853,6 +853,10 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
         }
     }
     std::thread::sleep(Duration::from_secs_f64(a.warmup));
+    // the window's own counters: before it the hogs are forked, after it this process reads
+    // and prints beside them, one task more than the workload's (the harness's counters cover all)
+    let counters = super::host::SysCounters::migrations_only();
+    let m0 = super::host::SystemMark::by(&counters);
     let k0 = balance_counters();
     let c0 = hogs.run_ns()?;
     let t0 = Instant::now();
@@ -871,6 +875,9 @@ pub fn probe(a: &ProbeArgs) -> Result<()> {
     let c1 = hogs.run_ns()?;
     let window = t0.elapsed().as_secs_f64();
     let k1 = balance_counters();
+    if let Some(d) = m0.delta(super::host::SystemMark::by(&counters)) {
+        println!("{}{}", super::parsers::WINDOW_SYSTEM, serde_json::to_string(&d)?);
+    }
     let last = hogs.last_cpus();
     // each hog's run time over its own interval, scaled to the common window
     let ms: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| scaled_run_ms(*a, *b, window)).collect();

@@ -166,13 +166,13 @@ pub fn init_counters(bpf_time: bool, lock_time: bool) -> Vec<String> {
     let mut notes = vec![];
     let mut lock_err = None;
     let c = COUNTERS.get_or_init(|| {
-        let cpus = online_cpus();
-        let migrations: Vec<_> =
-            cpus.iter().filter_map(|&c| perf_sw_counter(c, PERF_COUNT_SW_CPU_MIGRATIONS)).collect();
-        let migrations = if migrations.len() == cpus.len() { migrations } else { vec![] };
         let rq_lock =
             if lock_time { RqLockTimer::attach().map_err(|e| lock_err = Some(format!("{e:#}"))).ok() } else { None };
-        SysCounters { migrations, bpf_stats: if bpf_time { bpf_enable_run_time_stats() } else { None }, rq_lock }
+        SysCounters {
+            bpf_stats: if bpf_time { bpf_enable_run_time_stats() } else { None },
+            rq_lock,
+            ..SysCounters::migrations_only()
+        }
     });
     if c.migrations.is_empty() {
         notes.push("no migration counts: perf_event_open(cpu-migrations) failed on some CPU".into());
@@ -188,17 +188,55 @@ pub fn init_counters(bpf_time: bool, lock_time: bool) -> Vec<String> {
 
 /// The counters now (only /proc/schedstat when `init_counters` was never called).
 pub fn counters_now() -> SysSnapshot {
-    let mut s = SysSnapshot { run_delay_ns: schedstat_run_delay(), ..Default::default() };
-    if let Some(c) = COUNTERS.get() {
-        if !c.migrations.is_empty() {
-            s.migrations = c.migrations.iter().map(read_counter).sum::<Option<u64>>();
-        }
-        if c.bpf_stats.is_some() {
-            s.bpf = Some(struct_ops_run_time());
-        }
-        s.rq_lock = c.rq_lock.as_ref().and_then(RqLockTimer::read);
+    SysCounters::snapshot(COUNTERS.get())
+}
+
+impl SysCounters {
+    /// Migrations only, for a workload to read its own window by, apart from the session's.
+    pub fn migrations_only() -> Self {
+        let cpus = online_cpus();
+        let migrations: Vec<_> =
+            cpus.iter().filter_map(|&c| perf_sw_counter(c, PERF_COUNT_SW_CPU_MIGRATIONS)).collect();
+        let migrations = if migrations.len() == cpus.len() { migrations } else { vec![] };
+        SysCounters { migrations, bpf_stats: None, rq_lock: None }
     }
-    s
+
+    fn snapshot(c: Option<&SysCounters>) -> SysSnapshot {
+        let mut s = SysSnapshot { run_delay_ns: schedstat_run_delay(), ..Default::default() };
+        if let Some(c) = c {
+            if !c.migrations.is_empty() {
+                s.migrations = c.migrations.iter().map(read_counter).sum::<Option<u64>>();
+            }
+            if c.bpf_stats.is_some() {
+                s.bpf = Some(struct_ops_run_time());
+            }
+            s.rq_lock = c.rq_lock.as_ref().and_then(RqLockTimer::read);
+        }
+        s
+    }
+}
+
+/// Every system counter at one instant: a run's `SystemDelta` is the difference of two.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemMark(Option<ProcStat>, SysSnapshot);
+
+impl SystemMark {
+    /// By the session's counters (`init_counters`).
+    pub fn now() -> Self {
+        SystemMark(ProcStat::read(), counters_now())
+    }
+
+    /// By `c`.
+    pub fn by(c: &SysCounters) -> Self {
+        SystemMark(ProcStat::read(), SysCounters::snapshot(Some(c)))
+    }
+
+    /// The counters from `self` to `later`; None without /proc/stat.
+    pub fn delta(self, later: SystemMark) -> Option<super::model::SystemDelta> {
+        let mut d = self.0?.delta(later.0?);
+        self.1.delta_into(later.1, &mut d);
+        Some(d)
+    }
 }
 
 impl SysSnapshot {

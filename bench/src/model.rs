@@ -163,6 +163,11 @@ pub struct RunRecord {
     /// netperf transactions): what the counters are divided by.
     #[serde(default)]
     pub work: Option<f64>,
+    /// The same counters over the window the workload measured itself (the fairness cases: from
+    /// the end of their warm-up to their last reading, without the fork of their hogs before it
+    /// and the harness's own reads after it).
+    #[serde(default)]
+    pub window: Option<SystemDelta>,
 }
 
 /// /proc/stat over one workload: what a scheduler adds to the work (switches) and whether CPUs

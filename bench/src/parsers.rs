@@ -8,6 +8,15 @@ use super::model::Parser;
 /// parser reads.
 pub const METRIC_RE: &str = r"^metric: ([-+0-9.eE]+)$";
 
+/// The line a workload that measures a window of its own (fairness.rs) prints the system's
+/// counters over that window on, as JSON (`SystemDelta`).
+pub const WINDOW_SYSTEM: &str = "window system: ";
+
+/// The last `WINDOW_SYSTEM` line's counters.
+pub fn window_system(out: &str) -> Option<super::model::SystemDelta> {
+    out.lines().filter_map(|l| l.strip_prefix(WINDOW_SYSTEM)).filter_map(|j| serde_json::from_str(j).ok()).next_back()
+}
+
 fn num(tok: &str) -> Option<f64> {
     tok.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
@@ -282,6 +291,15 @@ mod tests {
         assert_eq!(parse_hackbench("Running in process mode\n"), None);
         assert_eq!(parse(&Parser::Hackbench, HACKBENCH, 9.0), Ok(0.185));
         assert!(parse(&Parser::Hackbench, "", 9.0).unwrap_err().contains("Time"));
+    }
+
+    #[test]
+    fn window_counters_line() {
+        let out = "hog pid=1\nwindow system: {\"ctxt\":10,\"idle_pct\":2.5,\"migrations\":7}\nmetric: 1.0\n";
+        let d = window_system(out).unwrap();
+        assert_eq!((d.ctxt, d.migrations, d.run_delay_ns), (10, Some(7), None));
+        assert_eq!(window_system("window system: {not json\nmetric: 1.0\n"), None);
+        assert_eq!(window_system("metric: 1.0\n"), None);
     }
 
     #[test]

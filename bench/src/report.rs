@@ -323,25 +323,51 @@ fn telemetry_header(k: &str) -> String {
 /// migrations and runnable wait per run and per 1000 units of work (when the workload reports
 /// its work), the ratio of each to the first column's, BPF time (with --bpf-time), time taking
 /// runqueue locks, other CPUs' and each CPU's own (with --lock-time), and the share of CPU time
-/// idle while the workload ran.
+/// idle while the workload ran; then the same over the window the workload measured, where it
+/// reports one (`RunRecord::window`).
 pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
+    let base_name = &res.variants[0].name;
+    let per_unit = res.runs.iter().any(|r| r.suite == suite.name && r.work.is_some());
+    let mut o = format_system_of(
+        res,
+        suite,
+        pw,
+        &format!(
+            "system (every CPU, over each run's workload, mean of the ok runs; x: vs {base_name}; {}wait: time runnable tasks waited for a CPU):",
+            if per_unit { "/ku: per 1000 units of work; " } else { "" }
+        ),
+        |r| r.system.as_ref(),
+        per_unit,
+    );
+    o += &format_system_of(
+        res,
+        suite,
+        pw,
+        "the same over the window the workload measured (its own reading: not its set-up before, nor its reports after):",
+        |r| r.window.as_ref(),
+        false,
+    );
+    o
+}
+
+/// `format_system`'s table of the counters `pick` reads from each run, under `title`.
+fn format_system_of(
+    res: &Results,
+    suite: &Suite,
+    pw: usize,
+    title: &str,
+    pick: fn(&RunRecord) -> Option<&super::model::SystemDelta>,
+    per_unit: bool,
+) -> String {
     let mut o = String::new();
-    if !res.runs.iter().any(|r| r.suite == suite.name && r.system.is_some()) {
+    if !res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some()) {
         return o;
     }
     let nw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(7);
-    let per_unit = res.runs.iter().any(|r| r.suite == suite.name && r.work.is_some());
-    let bpf = res.runs.iter().any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.bpf_ns.is_some()));
-    let lock = res
-        .runs
-        .iter()
-        .any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.rq_lock_remote_ns.is_some()));
+    let bpf = res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some_and(|d| d.bpf_ns.is_some()));
+    let lock = res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some_and(|d| d.rq_lock_remote_ns.is_some()));
     let base_name = &res.variants[0].name;
-    let _ = writeln!(
-        o,
-        "system (every CPU, over each run's workload, mean of the ok runs; x: vs {base_name}; {}wait: time runnable tasks waited for a CPU):",
-        if per_unit { "/ku: per 1000 units of work; " } else { "" }
-    );
+    let _ = writeln!(o, "{title}");
     let mut head = format!(
         "  {:<nw$}  {:<pw$}  {:>10}  {:>6}  {:>9}  {:>6}  {:>9}  {:>6}",
         "variant", "param", "ctxt/run", "x", "migr/run", "x", "wait ms", "x"
@@ -366,7 +392,7 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
         let v: Vec<f64> = res
             .cell(&suite.name, label, name)
             .filter(|r| r.ok && !r.warmup)
-            .filter_map(|r| r.system.as_ref().and_then(|d| f(d, r.work)))
+            .filter_map(|r| pick(r).and_then(|d| f(d, r.work)))
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
@@ -712,6 +738,36 @@ pub(crate) mod tests {
             ["10.0", "0.5", "3.00", "3000.0", "3.00", "6.0"],
             "{t}"
         );
+    }
+
+    /// A workload's own window gets a table of its own, with its own ratios, below the
+    /// whole run's, and none when no run reports one.
+    #[test]
+    fn system_counters_over_the_measured_window() {
+        let mut res = sample();
+        let delta = |ctxt, migrations| crate::model::SystemDelta {
+            ctxt,
+            idle_pct: 5.0,
+            migrations: Some(migrations),
+            ..Default::default()
+        };
+        for r in res.runs.iter_mut() {
+            let sis = r.variant != "EEVDF";
+            r.system = Some(delta(1000, if sis { 400 } else { 100 }));
+        }
+        assert!(!format_system(&res, &res.suites[0], 4).contains("window"));
+        for r in res.runs.iter_mut() {
+            let sis = r.variant != "EEVDF";
+            r.window = Some(delta(600, if sis { 120 } else { 100 }));
+        }
+        let t = format_system(&res, &res.suites[0], 4);
+        let (whole, window) = t.split_once("the same over the window").expect(&t);
+        let row = |text: &str| -> Vec<String> {
+            let l = text.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+            l.split_whitespace().map(String::from).collect()
+        };
+        assert_eq!(row(whole)[4..6], ["400", "4.00"], "{t}");
+        assert_eq!(row(window)[2..6], ["600", "1.00", "120", "1.20"], "{t}");
     }
 
     #[test]

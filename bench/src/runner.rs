@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::host::{counters_now, ProcStat};
+use super::host::SystemMark;
 use super::model::{RunRecord, Suite, Variant};
 use super::workloads::Executor;
 
@@ -282,14 +282,9 @@ fn measure(
 ) -> Option<String> {
     let raw = raw_rel_path(rec);
     rec.raw = Some(raw.to_string_lossy().into_owned());
-    let before = (ProcStat::read(), counters_now());
+    let before = SystemMark::now();
     let measured = exec.run(suite, param, &out_dir.join(&raw));
-    let after = (ProcStat::read(), counters_now());
-    rec.system = before.0.zip(after.0).map(|(a, b)| {
-        let mut d = a.delta(b);
-        before.1.delta_into(after.1, &mut d);
-        d
-    });
+    rec.system = before.delta(SystemMark::now());
     let after = ctl.after_workload(v);
     rec.telemetry = after.telemetry;
     rec.telemetry_error = after.telemetry_error;
@@ -299,6 +294,7 @@ fn measure(
             rec.value = Some(m.value);
             rec.wall_s = Some(m.wall_s);
             rec.work = m.work;
+            rec.window = m.window;
         }
         Err(msg) => fail(rec, format!("workload: {msg}")),
     }
@@ -425,7 +421,7 @@ pub(crate) mod tests {
             if self.fail_on.contains(&self.count) {
                 return Err("hackbench failed (exit status: 1): Cannot fork".into());
             }
-            Ok(Measurement { value: self.count as f64, wall_s: 0.1, work: None })
+            Ok(Measurement { value: self.count as f64, wall_s: 0.1, work: None, window: None })
         }
     }
 
