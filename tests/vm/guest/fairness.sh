@@ -111,6 +111,20 @@ check "fair-spread: scx_sis worst hog ${x:-?}% off the mean <= ${SPREAD_ASSERT_P
 check "fair-spread: no hog starves: the least-served got ${least:-?}% of the mean CPU time >= ${SPREAD_LEAST_PCT}% (worst off the mean ${x:-?}%, EEVDF ${e:-?}%)" \
   awk -v g="$least" -v l="$SPREAD_LEAST_PCT" 'BEGIN { exit !(g != "" && g + 0 >= l + 0) }'
 
+# migrations over the measured window (the probe's own count, without its fork and its reads
+# after): the overhead target is 1.2x EEVDF's, noted; checked is that the count is there
+win_migr() {
+  python3 -c 'import json, sys
+runs = [r for r in json.load(open(sys.argv[1]))["runs"] if r["suite"] == sys.argv[2] and r["variant"] == sys.argv[3] and r["ok"] and not r["warmup"]]
+m = [(r.get("window") or {}).get("migrations") for r in runs]
+print(sum(m) / len(m) if m and None not in m else "")' "$out-main/results.json" "$1" "$2" 2>/dev/null
+}
+for s in fair-spread fair-odd; do
+  e=$(win_migr $s EEVDF) x=$(win_migr $s scx_sis)
+  note "$s: migrations over the window: EEVDF ${e:-?}, scx_sis ${x:-?} ($(pct "$x" "$e")% of EEVDF's; target: at most 120%)"
+  check "$s: migrations over the window counted under both (EEVDF ${e:-?}, scx_sis ${x:-?})" test -n "$e" -a -n "$x"
+done
+
 e=$(val fair-odd EEVDF) x=$(val fair-odd scx_sis)
 note "EEVDF worst hog off the mean with $NPROC+1 hogs = ${e:-?}%"
 note "fair-odd target: scx_sis worst hog ${x:-?}% off the mean <= ${ODD_MAX_PCT}%: $(awk -v g="$x" -v l="$ODD_MAX_PCT" 'BEGIN { exit !(g != "" && g + 0 <= l + 0) }' && echo met || echo NOT met)"
