@@ -57,7 +57,9 @@ struct llc_ctx {
 	s32 nr_busy;		/* CPUs not idle by record: the LLC's load */
 	u64 last_rotate;	/* when a task of this LLC last rotated (balance.bpf.h) */
 	u64 last_xrotate;	/* ... to another LLC */
-	u64 __pad[4];
+	u32 local_rotations;	/* rotations within this LLC since the last one out of it */
+	u32 __pad32;
+	u64 __pad[3];
 };
 
 /*

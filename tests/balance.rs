@@ -328,6 +328,38 @@ fn the_extra_seat_rotates_to_a_lighter_cpu() {
 }
 
 #[test]
+fn one_rotation_in_four_crosses_to_the_other_llc() {
+    // the one extra hog of LLC 0 (CPUs 0-7), its rotations paced 5 periods apart, as the
+    // averaged count paces them beside hogs: by time every one was due to cross; by count, one
+    // in BAL_XLLC_EVERY (4) is
+    let mut l = [100; 16];
+    l[3] = 200;
+    let mut s = sis(l);
+    let to: Vec<i32> = (1..=80).map(|i| s.rotate(3, 100, 1000 * MS + 5 * i * ROTATE_EVERY)).collect();
+    let moved: Vec<i32> = to.iter().copied().filter(|&t| t >= 0).collect();
+    let crossed = moved.iter().filter(|&&t| t >= 8).count();
+    assert!(moved.len() >= 40, "{to:?}");
+    assert!(crossed >= 4 && crossed * 3 <= moved.len(), "{crossed} of {}: {to:?}", moved.len());
+    // three in its own LLC between two crossings, unless a draw found no target there
+    let runs: Vec<usize> = moved.split(|&t| t >= 8).skip(1).map(|r| r.len()).collect();
+    assert!(runs.iter().rev().skip(1).all(|&n| n >= 3), "{runs:?}: {to:?}");
+}
+
+#[test]
+fn an_llc_of_even_cpus_sends_its_extra_out_now_and_then() {
+    // every CPU of LLC 0 runs 2 hogs, of LLC 1 one: no CPU of LLC 0 is lighter than another, so
+    // only a crossing moves its extra seat, at most once every BAL_XLLC_EVERY^2 periods
+    let mut l = [200; 16];
+    l[8..].fill(100);
+    let mut s = sis(l);
+    let to = rotations(&mut s, 3, 100, 64);
+    let at: Vec<usize> = to.iter().enumerate().filter(|(_, &t)| t >= 0).map(|(i, _)| i).collect();
+    assert!(to.iter().all(|&t| t < 0 || t >= 8), "{to:?}");
+    assert!(at.len() >= 3, "{to:?}");
+    assert!(at.windows(2).all(|w| w[1] - w[0] >= 16), "{at:?}");
+}
+
+#[test]
 fn a_hog_beside_a_task_just_woken_does_not_rotate() {
     // CPU 3 carries a task more than the others, but the one waiting there woke a moment ago (a
     // per-CPU kthread, a sleeper): it runs briefly and sleeps again. Sending the hog away would
