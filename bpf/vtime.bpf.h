@@ -309,26 +309,54 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
  */
 #define NR_AVG_TAU_SLICES	16
 
+/* @avg moved towards @cur over @dt of time constant @tau: dt / (dt + tau) for 1 - e^(-dt/tau) */
+static __always_inline u64 avg_fold(u64 avg, u64 cur, u64 dt, u64 tau)
+{
+	u64 f;
+
+	if (dt >= 16 * tau)
+		return cur;
+	/* the fraction first (x1024): a CPU's load times dt could overflow */
+	f = (dt << 10) / (dt + tau);
+	if (cur > avg)
+		return avg + (((cur - avg) * f) >> 10);
+	return avg - (((avg - cur) * f) >> 10);
+}
+
 /*
  * @c's runnable count averaged over time (x1024) up to @now (ktime), from its
- * last fold: an exponential average, dt / (dt + tau) for 1 - e^(-dt/tau).
- * Never folded (a CPU the host tests set by hand): the count itself.
+ * last fold: an exponential average. Never folded (a CPU the host tests set
+ * by hand): the count itself.
  */
 static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 {
 	u64 avg = READ_ONCE(c->nr_avg), at = READ_ONCE(c->nr_avg_at);
-	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10, tau = NR_AVG_TAU_SLICES * slice_ns, dt;
+	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10;
 
 	if (!at)
 		return cur;
 	if (now <= at)
 		return avg;
-	dt = now - at;
-	if (dt >= 16 * tau)
+	return avg_fold(avg, cur, now - at, NR_AVG_TAU_SLICES * slice_ns);
+}
+
+/*
+ * @c's load averaged over time the same way, folded with the count. Beside
+ * hogs, rcu_preempt (an unbound nice-0 kthread) wakes every few ms and waits
+ * a ms behind a hog: counted at once, it made its CPU a nice-0 task heavier,
+ * and other CPUs pulled a nice-10 hog from it and back (fair-nice8: most of
+ * its migrations). The fair class balances on averaged load too (PELT).
+ */
+static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
+{
+	u64 avg = READ_ONCE(c->load_avg), at = READ_ONCE(c->nr_avg_at);
+	u64 cur = READ_ONCE(c->load);
+
+	if (!at)
 		return cur;
-	if (cur > avg)
-		return avg + (cur - avg) * dt / (dt + tau);
-	return avg - (avg - cur) * dt / (dt + tau);
+	if (now <= at)
+		return avg;
+	return avg_fold(avg, cur, now - at, NR_AVG_TAU_SLICES * slice_ns);
 }
 
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
@@ -339,6 +367,7 @@ static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 		return;
 	/* the count that held until now goes into the average first (racy: a hint) */
 	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
+	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);

@@ -512,3 +512,52 @@ fn a_pinned_task_does_not_rotate() {
     s.set_sched(2, |c| c.released = 1);
     assert!(rotations(&mut s, 3, 100, 32).iter().all(|&t| t == -1));
 }
+
+/// A nice-0 and a nice-10 hog on every CPU (111), CPU 5 at `now5` with its load averaged over
+/// time at `avg5`, CPU 0 (the puller) at `avg0` on average; every fold in the future, so the
+/// averages read as set however long the test takes.
+fn mixed_with_averages(now5: u64, avg5: u64, avg0: u64) -> Sis {
+    let mut l = [111; 16];
+    l[5] = now5;
+    let mut s = sis(l);
+    let at = ktime_now() + SECOND;
+    for cpu in 0..16 {
+        let avg = match cpu {
+            5 => avg5,
+            0 => avg0,
+            _ => 111,
+        };
+        s.set_sched(cpu, |c| {
+            c.nr_runnable = 2 + (c.load > 111) as u32;
+            c.curr_started = 1;
+            c.curr_weight = 100;
+            c.load_avg = avg;
+            c.nr_avg_at = at;
+        });
+    }
+    s
+}
+
+#[test]
+fn a_burst_beside_hogs_is_no_gap_to_pull_across() {
+    // fair-nice8: rcu_preempt (nice 0, unbound) wakes on CPU 5 every few ms and waits a moment
+    // behind its nice-0 hog: 211 now, 126 over time. Counted at once, CPUs pulled CPU 5's nice-10
+    // hog away and back again (most of that case's migrations)
+    let mut s = mixed_with_averages(211, 126, 111);
+    for k in 0..4 {
+        let p = s.balance_pick(0, 1000 * MS + k * INTERVAL);
+        assert_eq!(p.victim, -1, "look {k}: {p:?}");
+    }
+    // a CPU heavier over time too is pulled from, from the second look on
+    let mut s = mixed_with_averages(211, 211, 111);
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
+    assert_eq!((p.victim, p.gap), (5, 100), "{p:?}");
+    // the puller's own load goes by its average too, when that is higher: a task that slept
+    // a moment ago leaves it no lighter
+    let mut s = mixed_with_averages(211, 211, 211);
+    for k in 0..4 {
+        let p = s.balance_pick(0, 1000 * MS + k * INTERVAL);
+        assert_eq!(p.victim, -1, "look {k}: {p:?}");
+    }
+}
