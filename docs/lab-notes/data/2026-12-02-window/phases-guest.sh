@@ -1,10 +1,11 @@
 #!/bin/bash
-# diagnostic: where migrations beside hogs come from (EEVDF vs scx_sis, same boot)
+# diagnostic: where migrations beside hogs come from (EEVDF vs scx_sis, same boot);
+# CASES="nice8" for other cases than spread, sleep and odd
 out=/work/main/target/dbg/$1; mkdir -p $out
 B=/tmp/dbg-bin
 TR=/sys/kernel/tracing
 [ -d "$TR/events/sched" ] || mount -t tracefs nodev "$TR" 2>/dev/null
-echo 8192 > $TR/buffer_size_kb
+echo 16384 > $TR/buffer_size_kb
 echo mono > $TR/trace_clock
 run_case() { # tag case
   echo 0 > $TR/tracing_on; echo > $TR/trace
@@ -15,12 +16,12 @@ run_case() { # tag case
   cp $TR/trace $out/$1-$2.trace
 }
 for round in 1 2; do
-  for c in spread sleep odd; do run_case eevdf$round $c; done
+  for c in ${CASES:-spread sleep odd}; do run_case eevdf$round $c; done
   $B/scx_sis > $out/sched$round.log 2>&1 &
   pid=$!
   for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 1; done
   sleep 2
-  for c in spread sleep odd; do run_case sis$round $c; done
+  for c in ${CASES:-spread sleep odd}; do run_case sis$round $c; done
   kill -INT $pid; wait $pid
   sleep 2
 done
