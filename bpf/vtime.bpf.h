@@ -309,35 +309,38 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
  */
 #define NR_AVG_TAU_SLICES	16
 
-/* @avg moved towards @cur over @dt of time constant @tau: dt / (dt + tau) for 1 - e^(-dt/tau) */
-static __always_inline u64 avg_fold(u64 avg, u64 cur, u64 dt, u64 tau)
+/*
+ * How far an average folded at @at moves towards its current value by @now,
+ * x1024: dt / (dt + tau) for 1 - e^(-dt/tau). Never folded (a CPU the host
+ * tests set by hand): all the way, the value itself.
+ */
+static __always_inline u64 avg_frac(u64 at, u64 now)
 {
-	u64 f;
+	u64 tau = NR_AVG_TAU_SLICES * slice_ns, dt;
 
+	if (!at)
+		return 1024;
+	if (now <= at)
+		return 0;
+	dt = now - at;
 	if (dt >= 16 * tau)
-		return cur;
-	/* the fraction first (x1024): a CPU's load times dt could overflow */
-	f = (dt << 10) / (dt + tau);
+		return 1024;
+	return (dt << 10) / (dt + tau);
+}
+
+/* the fraction first: a CPU's load times dt could overflow */
+static __always_inline u64 avg_toward(u64 avg, u64 cur, u64 f)
+{
 	if (cur > avg)
 		return avg + (((cur - avg) * f) >> 10);
 	return avg - (((avg - cur) * f) >> 10);
 }
 
-/*
- * @c's runnable count averaged over time (x1024) up to @now (ktime), from its
- * last fold: an exponential average. Never folded (a CPU the host tests set
- * by hand): the count itself.
- */
+/* @c's runnable count averaged over time (x1024) up to @now (ktime) */
 static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 {
-	u64 avg = READ_ONCE(c->nr_avg), at = READ_ONCE(c->nr_avg_at);
-	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10;
-
-	if (!at)
-		return cur;
-	if (now <= at)
-		return avg;
-	return avg_fold(avg, cur, now - at, NR_AVG_TAU_SLICES * slice_ns);
+	return avg_toward(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10,
+			  avg_frac(READ_ONCE(c->nr_avg_at), now));
 }
 
 /*
@@ -349,25 +352,21 @@ static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
  */
 static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
 {
-	u64 avg = READ_ONCE(c->load_avg), at = READ_ONCE(c->nr_avg_at);
-	u64 cur = READ_ONCE(c->load);
-
-	if (!at)
-		return cur;
-	if (now <= at)
-		return avg;
-	return avg_fold(avg, cur, now - at, NR_AVG_TAU_SLICES * slice_ns);
+	return avg_toward(READ_ONCE(c->load_avg), READ_ONCE(c->load),
+			  avg_frac(READ_ONCE(c->nr_avg_at), now));
 }
 
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
+	u64 f;
 
 	if (!c)
 		return;
 	/* the count that held until now goes into the average first (racy: a hint) */
-	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
-	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
+	f = avg_frac(READ_ONCE(c->nr_avg_at), now);
+	WRITE_ONCE(c->nr_avg, avg_toward(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10, f));
+	WRITE_ONCE(c->load_avg, avg_toward(READ_ONCE(c->load_avg), READ_ONCE(c->load), f));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
