@@ -258,7 +258,8 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->victim = -1;
 	bp->xllc = 0;
 	bp->gap = 0;
-	bp->now = now;
+	/* the clock load_add folds the averages by (scx_bpf_now() may differ on 7.x) */
+	bp->now = bpf_ktime_get_ns();
 	if (!balance_on || !c || llc < 0)
 		return -1;
 	since = now - c->last_balance;

@@ -314,9 +314,9 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
  * x1024: dt / (dt + tau) for 1 - e^(-dt/tau). Never folded (a CPU the host
  * tests set by hand): all the way, the value itself.
  */
-static __always_inline u64 avg_frac(u64 at, u64 now)
+static __always_inline u64 avg_frac(u64 at, u64 now, u64 tau)
 {
-	u64 tau = NR_AVG_TAU_SLICES * slice_ns, dt;
+	u64 dt;
 
 	if (!at)
 		return 1024;
@@ -340,8 +340,17 @@ static __always_inline u64 avg_toward(u64 avg, u64 cur, u64 f)
 static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 {
 	return avg_toward(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10,
-			  avg_frac(READ_ONCE(c->nr_avg_at), now));
+			  avg_frac(READ_ONCE(c->nr_avg_at), now, NR_AVG_TAU_SLICES * slice_ns));
 }
+
+/*
+ * Time constant of the averaged load (balance.bpf.h's pulls): short, since
+ * hogs change no load and the lazy fold's dt / (dt + tau) closes its last
+ * part slowly (at 16 slices a pull's step took a second to show, and
+ * fair-nice8's pulls after the fork lagged its warm-up), long against a
+ * kthread's burst of a ms or two.
+ */
+#define LOAD_AVG_TAU_SLICES	4
 
 /*
  * @c's load averaged over time the same way, folded with the count. Beside
@@ -353,20 +362,18 @@ static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
 {
 	return avg_toward(READ_ONCE(c->load_avg), READ_ONCE(c->load),
-			  avg_frac(READ_ONCE(c->nr_avg_at), now));
+			  avg_frac(READ_ONCE(c->nr_avg_at), now, LOAD_AVG_TAU_SLICES * slice_ns));
 }
 
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
-	u64 f;
 
 	if (!c)
 		return;
 	/* the count that held until now goes into the average first (racy: a hint) */
-	f = avg_frac(READ_ONCE(c->nr_avg_at), now);
-	WRITE_ONCE(c->nr_avg, avg_toward(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10, f));
-	WRITE_ONCE(c->load_avg, avg_toward(READ_ONCE(c->load_avg), READ_ONCE(c->load), f));
+	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
+	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
