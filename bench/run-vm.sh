@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the scx_sis benchmark set inside the test VM (8 vCPUs: 2 sockets x 2 cores x 2 threads, the
-# 7.3 kernel) in one command, and collect the results into <repo>/bench-results/<stamp>/.
+# 7.3 kernel) in one command, and collect the results into <repo>/bench-results/<stamp>-<kernel>/.
 #
 #   bench/run-vm.sh [--kernel 7.3|6.12|PATH] [--cpus N] [--sockets S --cores C --threads T]
 #                   [--memory SIZE] [--timeout SECS] [--bin PATH] [--bench-bin PATH] [--out DIR] [--quick]
@@ -23,7 +23,7 @@
 # Exit status: the bench's (0 ok; 2 usage error; 1 other), or vm.sh's (124 timeout, 125 VM died,
 # 123 the guest kernel faulted on every try).
 # The guest sees the host's root filesystem read-only with target/ writable: it writes to
-# target/bench-results/<stamp>/ and this script copies that to --out (default bench-results/<stamp>).
+# target/bench-results/<stamp>/ and this script copies that to --out (default bench-results/<stamp>-<kernel>).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -71,7 +71,9 @@ vdir="$repo/target/vm-bin/bench-$$"
 mkdir -p "$vdir" && cp "$bin" "$vdir/scx_sis" && cp "$bench_bin" "$vdir/scx_sis_bench" || die "cannot copy $bin and $bench_bin to $vdir"
 # the pid too: two runs started in the same second (two kernels side by side) must not share it
 gout="$repo/target/bench-results/$stamp-$$"
-[ -n "$out" ] || out="$repo/bench-results/$stamp"
+# and the kernel in the default --out: two kernels side by side start in the same second
+kver=$(basename "$kpath"); kver=${kver#bzImage-}
+[ -n "$out" ] || out="$repo/bench-results/$stamp-$kver"
 
 if [ ${#bench[@]} -eq 0 ]; then
   if [ "$quick" = 1 ]; then
