@@ -10,12 +10,9 @@
  *    BAL_XLLC_EVERY slices when its LLC gave nothing movable, of the other
  *    LLCs; it pulls one task whose move narrows the load gap by a margin
  *    (BAL_MARGIN_PCT of its weight), so near-even pairs do not ping-pong;
- *  - loads averaged over time (vtime.bpf.h), a victim's at most its average,
- *    the puller's at least: a kthread's burst or a sleeper's wakeup is no
- *    gap (the fair class balances on averaged load too);
- *  - only from a CPU the look before found busiest too: a root task's short
- *    run (a nice-0 kworker outweighs a whole CPU of cgroup hogs) must not
- *    pull hogs away and back again;
+ *  - only from a CPU the look before found busiest too: a load is
+ *    instantaneous, and a root task's short run (a nice-0 kworker outweighs
+ *    a whole CPU of cgroup hogs) must not pull hogs away and back again;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -52,7 +49,6 @@ struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
 	u32 xllc;		/* it is in another LLC */
 	u64 gap;		/* victim's load minus ours (BAL_GAP_ANY: released) */
-	u64 now;		/* the look's clock: a global function takes at most 5 args */
 };
 
 /* the walk's cursor lives in map memory so the verifier's loop converges */
@@ -98,30 +94,6 @@ static __always_inline bool gap_movable(s32 victim, u64 gap)
 	}
 	w = nr ? load / nr : LOAD_DFL;
 	return balance_may_move(w < LOAD_DFL ? w : LOAD_DFL, gap);
-}
-
-/*
- * A CPU's load as a pull sees it: a victim's at most its load averaged over
- * time, the puller's at least, so a task's wakeup or sleep a moment ago on
- * either side (a kthread's burst) is no gap to pull across.
- */
-static __always_inline u64 victim_load(s32 cpu, u64 now)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-	u64 load, avg;
-
-	if (!c)
-		return 0;
-	load = READ_ONCE(c->load);
-	avg = load_avg_at(c, now);
-	return load < avg ? load : avg;
-}
-
-static __always_inline u64 puller_load(struct cpu_sched *c, u64 now)
-{
-	u64 load = READ_ONCE(c->load), avg = load_avg_at(c, now);
-
-	return load > avg ? load : avg;
 }
 
 static __always_inline u64 load_gap(u64 from, u64 to)
@@ -175,7 +147,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 			break;
 		if (v == cpu)
 			continue;
-		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(victim_load(v, bp->now), my_load);
+		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
@@ -213,7 +185,6 @@ __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_p
 		llc_gap = load_gap(other * n_mine / n_other, mine);
 		if (!llc_gap)
 			continue;
-		in.now = bp->now;
 		balance_find_in_llc(cpu, i, my_load, &in);
 		if (in.victim < 0)
 			continue;
@@ -258,8 +229,6 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	bp->victim = -1;
 	bp->xllc = 0;
 	bp->gap = 0;
-	/* the clock load_add folds the averages by (scx_bpf_now() may differ on 7.x) */
-	bp->now = bpf_ktime_get_ns();
 	if (!balance_on || !c || llc < 0)
 		return -1;
 	since = now - c->last_balance;
@@ -267,7 +236,7 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 		return -1;
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
-	my_load = puller_load(c, now);
+	my_load = READ_ONCE(c->load);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
 	if (bp->victim >= 0 && bp->gap == BAL_GAP_ANY)

@@ -310,59 +310,25 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
 #define NR_AVG_TAU_SLICES	16
 
 /*
- * How far an average folded at @at moves towards its current value by @now,
- * x1024: dt / (dt + tau) for 1 - e^(-dt/tau). Never folded (a CPU the host
- * tests set by hand): all the way, the value itself.
+ * @c's runnable count averaged over time (x1024) up to @now (ktime), from its
+ * last fold: an exponential average, dt / (dt + tau) for 1 - e^(-dt/tau).
+ * Never folded (a CPU the host tests set by hand): the count itself.
  */
-static __always_inline u64 avg_frac(u64 at, u64 now, u64 tau)
-{
-	u64 dt;
-
-	if (!at)
-		return 1024;
-	if (now <= at)
-		return 0;
-	dt = now - at;
-	if (dt >= 16 * tau)
-		return 1024;
-	return (dt << 10) / (dt + tau);
-}
-
-/* the fraction first: a CPU's load times dt could overflow */
-static __always_inline u64 avg_toward(u64 avg, u64 cur, u64 f)
-{
-	if (cur > avg)
-		return avg + (((cur - avg) * f) >> 10);
-	return avg - (((avg - cur) * f) >> 10);
-}
-
-/* @c's runnable count averaged over time (x1024) up to @now (ktime) */
 static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 {
-	return avg_toward(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10,
-			  avg_frac(READ_ONCE(c->nr_avg_at), now, NR_AVG_TAU_SLICES * slice_ns));
-}
+	u64 avg = READ_ONCE(c->nr_avg), at = READ_ONCE(c->nr_avg_at);
+	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10, tau = NR_AVG_TAU_SLICES * slice_ns, dt;
 
-/*
- * Time constant of the averaged load (balance.bpf.h's pulls): short, since
- * hogs change no load and the lazy fold's dt / (dt + tau) closes its last
- * part slowly (at 16 slices a pull's step took a second to show, and
- * fair-nice8's pulls after the fork lagged its warm-up), long against a
- * kthread's burst of a ms or two.
- */
-#define LOAD_AVG_TAU_SLICES	4
-
-/*
- * @c's load averaged over time the same way, folded with the count. Beside
- * hogs, rcu_preempt (an unbound nice-0 kthread) wakes every few ms and waits
- * a ms behind a hog: counted at once, it made its CPU a nice-0 task heavier,
- * and other CPUs pulled a nice-10 hog from it and back (fair-nice8: most of
- * its migrations). The fair class balances on averaged load too (PELT).
- */
-static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
-{
-	return avg_toward(READ_ONCE(c->load_avg), READ_ONCE(c->load),
-			  avg_frac(READ_ONCE(c->nr_avg_at), now, LOAD_AVG_TAU_SLICES * slice_ns));
+	if (!at)
+		return cur;
+	if (now <= at)
+		return avg;
+	dt = now - at;
+	if (dt >= 16 * tau)
+		return cur;
+	if (cur > avg)
+		return avg + (cur - avg) * dt / (dt + tau);
+	return avg - (avg - cur) * dt / (dt + tau);
 }
 
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
@@ -373,7 +339,6 @@ static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 		return;
 	/* the count that held until now goes into the average first (racy: a hint) */
 	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
-	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
