@@ -85,4 +85,12 @@ check_eq "spread.py: the spinner-less CPU's idle time in it, not CPU 0's" \
   "$(sed -n 's/.*idle_longest_ms=\([0-9]*\).*/\1/p' <<<"$line")" 100
 check_eq "spread.py: without the sched_switch trace, no idle figure" \
   "$(python3 "$LIB_DIR/spread.py" 0-1 2 4 "$d/t1" "$d/t2" | grep -c idle_)" 0
+# ---- proc_runtime_ms: a spinner's run time, read while it runs; a gone task ----
+( while :; do :; done ) & spin=$!
+sleep 0.1; proc_runtime_ms "$spin"; r0=$RUNTIME_MS
+sleep 0.3; proc_runtime_ms "$spin"; r1=$RUNTIME_MS
+kill "$spin"; wait "$spin" 2>/dev/null
+check "proc_runtime_ms: a spinner ran >= 100 ms of the 300 ms between reads (${r0} -> ${r1} ms)" \
+  test $((r1 - r0)) -ge 100 -a "$r0" -ge 0
+check_eq "proc_runtime_ms: a task gone" "$(proc_runtime_ms "$spin"; echo "$? $RUNTIME_MS")" "1 -1"
 finish

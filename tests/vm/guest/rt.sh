@@ -19,13 +19,13 @@ source "$(dirname "$0")/lib.sh"
 require_scx_sis
 
 RT_WITHIN_S=0.5
-# a hog must get >= this share of a CPU over the sampled window: a hog balanced away gets 30-50%
-# (2 per CPU); one left behind the spinner gets 0 on 6.12 and, on 7.x, the ext DL server's
-# 50 ms per second (5%). 10% is twice that. On 6.12, about one run in 4-8 leaves one hog that
-# was not on N at 12-14% over the window (the CPU that took N's queue shares unevenly for a
-# while; EEVDF's least hog dipped to 5% in a probe of the same scenario): served, not left
-# behind, and open in docs/results.md.
-RT_MIN_SHARE_PCT=10
+# a hog must get >= this share of a CPU over its window (between its two reads): a hog balanced
+# away gets 30-50% (2 per CPU); one left behind the spinner gets, on 7.x, the ext DL server's
+# 50 ms per second (5%): 10% is twice that. On 6.12 (ops.cpu_release) nothing of ours runs on
+# N, so one left behind gets 0: 5% there. Why not 10% on 6.12 too: about one run in 4-8 serves
+# one hog at 8-14% for 1-2 s after the takeover (EEVDF's least over any 1 s of the same runs:
+# 28%), served, not left behind; that unevenness is open in docs/results.md, and the test
+# prints each run's least share beside EEVDF's.
 RT_SPIN_SECS=3
 
 rt_knob=/proc/sys/kernel/sched_rt_runtime_us
@@ -33,17 +33,25 @@ rt_saved=$(cat "$rt_knob")
 trap 'chrt -o -p 0 $$ 2>/dev/null; cleanup_sched; kill $(jobs -p) 2>/dev/null; echo "$rt_saved" > "$rt_knob"' EXIT
 PINNED_BIN="$SCX_SIS_OUT/pinned"
 cc -O2 -Wall -o "$PINNED_BIN" "$LIB_DIR/pinned.c" || { fail "cannot build pinned.c"; finish; exit 1; }
+# how the release reaches scx_sis: the sched_switch tracepoint where the kernel re-enqueues from
+# anywhere (6.19+), else ops.cpu_release (6.12); dmesg_check below catches 7.x's deprecation line
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -qE "FUNC '(scx_bpf_reenqueue_local___v2|scx_bpf_dsq_reenq)'"; then
+  want_tp=1 RT_MIN_SHARE_PCT=10
+else
+  want_tp=0 RT_MIN_SHARE_PCT=5
+fi
 kmsg_mark
 echo -1 > "$rt_knob" || { fail "cannot turn RT throttling off"; finish; exit 1; }
 check_eq "RT throttling off" "$(cat "$rt_knob")" -1
 
 # scenario NAME: sets N (the spinner's CPU), WERE_ON_N, STUCK (hogs below RT_MIN_SHARE_PCT),
-# ON_N (hogs last on N at the sample), MIN_MS (least progress), WIN_MS (the sampled window),
+# ON_N (hogs last on N at the sample), MIN_MS/MIN_WIN_MS (the least share: progress in its own
+# window), WIN_MS (the whole sample),
 # SPIN_ALIVE (1 if the spinner still ran at the sample), SPIN_MS/SPIN_WIN_MS/SPIN_VIOL (its
 # CPU time, its own wall time, samples off N)
 scenario() {
   local name=$1 hogs=() i p spin c best=-1
-  local -A r0 per_cpu last was_on_n
+  local -A r0 t_r0 per_cpu last was_on_n
   local on_n_progress=""
   for ((i = 0; i < 2 * NPROC; i++)); do "$PINNED_BIN" 60 >/dev/null & hogs+=($!); done
   # every hog past its exec, then a second to settle
@@ -61,9 +69,9 @@ scenario() {
   # the window opens once the spinner runs its own code as SCHED_FIFO
   for ((i = 0; i < 500; i++)); do proc_comm $spin; proc_stat $spin; [ "$COMM" = pinned ] && [ "${STAT[38]}" = 1 ] && break; snooze 0.01; done
   now_ms_set; local t0=$NOW_MS
-  for p in "${hogs[@]}"; do proc_runtime_ms "$p"; r0[$p]=$RUNTIME_MS; done
+  for p in "${hogs[@]}"; do proc_runtime_ms "$p"; r0[$p]=$RUNTIME_MS; now_ms_set; t_r0[$p]=$NOW_MS; done
   snooze "$RT_WITHIN_S"
-  STUCK=0 ON_N=0 MIN_MS=-1 SPIN_ALIVE=0 LATE=0
+  STUCK=0 ON_N=0 MIN_MS=-1 MIN_WIN_MS=-1 SPIN_ALIVE=0 LATE=0
   # running, not its comm: an exited spinner keeps its comm as a zombie until the shell reaps it
   spin_runs() { proc_stat "$spin" && [ "${STAT[0]}" = R ]; }
   spin_runs && SPIN_ALIVE=1
@@ -81,12 +89,15 @@ scenario() {
     fi
   done
   now_ms_set; WIN_MS=$((NOW_MS - t0))
+  # each hog against its own window, between its two reads: a pass over the hogs takes up to
+  # 1.4 s of guest time, so a hog's window is not the whole sample's
   for p in "${hogs[@]}"; do
-    local d=-1
+    local d=-1 w
     proc_runtime_ms "$p" && d=$((RUNTIME_MS - ${r0[$p]:-0}))
-    [ "${was_on_n[$p]:-}" ] && on_n_progress+=" $d"
-    { [ "$MIN_MS" -lt 0 ] || [ "$d" -lt "$MIN_MS" ]; } && MIN_MS=$d
-    [ $((d * 100)) -ge $((RT_MIN_SHARE_PCT * WIN_MS)) ] || STUCK=$((STUCK + 1))
+    now_ms_set; w=$((NOW_MS - ${t_r0[$p]:-$t0}))
+    [ "${was_on_n[$p]:-}" ] && on_n_progress+=" $d/$w"
+    { [ "$MIN_MS" -lt 0 ] || [ $((d * 1000 / (w > 0 ? w : 1))) -lt $((MIN_MS * 1000 / (MIN_WIN_MS > 0 ? MIN_WIN_MS : 1))) ]; } && MIN_MS=$d MIN_WIN_MS=$w
+    [ $((d * 100)) -ge $((RT_MIN_SHARE_PCT * w)) ] || STUCK=$((STUCK + 1))
   done
   chrt -o -p 0 $$
   wait "$spin"
@@ -94,21 +105,14 @@ scenario() {
   SPIN_WIN_MS=$(sed -n 's/.*window_ms=\([0-9]*\).*/\1/p' "$SCX_SIS_OUT/rt-$name-spin.out")
   SPIN_VIOL=$(sed -n 's/.*violations=\([0-9]*\).*/\1/p' "$SCX_SIS_OUT/rt-$name-spin.out")
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
-  log "$name: $((2 * NPROC)) hogs, $WERE_ON_N last on CPU $N; FIFO spinner on CPU $N: ${SPIN_MS:-?} ms CPU in ${SPIN_WIN_MS:-?} ms; after ${WIN_MS} ms (spinner running: $SPIN_ALIVE): least hog progress ${MIN_MS} ms, $STUCK below ${RT_MIN_SHARE_PCT}% of it (those that were on CPU $N:$on_n_progress ms), $ON_N still last on CPU $N (of the hogs read while the spinner ran; $LATE read after it ended)"
+  log "$name: $((2 * NPROC)) hogs, $WERE_ON_N last on CPU $N; FIFO spinner on CPU $N: ${SPIN_MS:-?} ms CPU in ${SPIN_WIN_MS:-?} ms; after ${WIN_MS} ms (spinner running: $SPIN_ALIVE): least hog share ${MIN_MS} ms in its ${MIN_WIN_MS} ms, $STUCK below ${RT_MIN_SHARE_PCT}% of their own (those that were on CPU $N, ms/ms:$on_n_progress), $ON_N still last on CPU $N (of the hogs read while the spinner ran; $LATE read after it ended)"
 }
 
 scenario eevdf
-note "EEVDF: least hog progress ${MIN_MS} ms in ${WIN_MS} ms beside the spinner, $STUCK hogs below ${RT_MIN_SHARE_PCT}%, $ON_N left on CPU $N (of $WERE_ON_N)"
+note "EEVDF: least hog share ${MIN_MS} ms in ${MIN_WIN_MS} ms beside the spinner, $STUCK hogs below ${RT_MIN_SHARE_PCT}%, $ON_N left on CPU $N (of $WERE_ON_N)"
 
 start_sched || { fail "scx_sis did not attach"; finish; exit 1; }
 seq0=$(enable_seq)
-# how the release reaches scx_sis: the sched_switch tracepoint where the kernel re-enqueues from
-# anywhere (6.19+), else ops.cpu_release (6.12); dmesg_check below catches 7.x's deprecation line
-if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -qE "FUNC '(scx_bpf_reenqueue_local___v2|scx_bpf_dsq_reenq)'"; then
-  want_tp=1
-else
-  want_tp=0
-fi
 progs=$(bpftool prog show 2>/dev/null)
 check_eq "sched_switch tracepoint attached (re-enqueue from anywhere: $want_tp)" \
   "$(grep -c 'name sis_sched_switch' <<<"$progs")" "$want_tp"
@@ -119,7 +123,7 @@ check "the spinner had CPU $N (${SPIN_MS:-?} ms CPU, >= 80% of ${RT_SPIN_SECS} s
 check_eq "the spinner's samples off CPU $N" "${SPIN_VIOL:-?}" 0
 check "the spinner ran <= ${RT_SPIN_SECS}.5 s (${SPIN_WIN_MS:-?} ms; the sched_ext watchdog is 5 s)" test "${SPIN_WIN_MS:-99999}" -le $((RT_SPIN_SECS * 1000 + 500))
 check_eq "sampled while the spinner ran" "$SPIN_ALIVE" 1
-check_eq "hogs with < ${RT_MIN_SHARE_PCT}% of a CPU in the ${WIN_MS} ms beside the spinner (least: ${MIN_MS} ms)" "$STUCK" 0
+check_eq "hogs with < ${RT_MIN_SHARE_PCT}% of a CPU beside the spinner, each between its two reads (least: ${MIN_MS} ms in ${MIN_WIN_MS} ms)" "$STUCK" 0
 # Not asserted: a hog's last CPU being N. On 7.x the ext DL server gives sched_ext 50 ms a
 # second on N beside the spinner; N then steals a hog, RT takes N back, and the release
 # re-enqueues the hog elsewhere, where it waits with N still its last CPU (2 of 2 targeted runs
