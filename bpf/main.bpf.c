@@ -325,6 +325,22 @@ static __always_inline void insert_local(struct task_struct *p, struct task_ctx 
 }
 
 /*
+ * Something waits in @cpu's DSQ. By the overloaded map where it is kept: one
+ * line read, where the DSQ's own count is a hash lookup in the kernel (under
+ * TCG a fifth of ops.select_cpu's time on a sync wakeup). The map has every
+ * insert into a CPU's DSQ (ops.enqueue) but one into an idle CPU it claimed,
+ * which runs none of ours meanwhile. It may still show a DSQ that a steal or
+ * pull emptied, until that CPU's next dispatch: the callers then do as if
+ * something waited (no sync step, a stealer woken for nothing).
+ */
+static __always_inline bool cpu_has_waiting(s32 cpu)
+{
+	if (overload_kept())
+		return overload_cpu(cpu);
+	return scx_bpf_dsq_nr_queued(cpu) > 0;
+}
+
+/*
  * ttwu, in select_idle_sibling's order but for the sync step: the wake-affine
  * target or prev if idle and cache-affine; on a sync wakeup, the waker's CPU
  * when nothing waits there; a recently used CPU; the LLC scan around the target.
@@ -351,7 +367,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, struct task_ctx 
 	if (wake_affine != WAKE_AFFINE_OFF &&
 	    this != prev && !cpus_share_llc(this, prev) && sis_allowed(p, this) &&
 	    !cpu_is_idle(prev) &&
-	    ((sync && !scx_bpf_dsq_nr_queued(this)) ||
+	    ((sync && !cpu_has_waiting(this)) ||
 	     llc_less_loaded(cpu_llc(this), cpu_llc(prev))))
 		target = this;
 
@@ -377,8 +393,7 @@ __noinline int select_ttwu(struct task_struct *p __arg_trusted, struct task_ctx 
 	 * preempt its waker (no SCX_ENQ_PREEMPT).
 	 */
 	if (sync && wake_affine != WAKE_AFFINE_OFF && sis_allowed(p, this) &&
-	    !scx_bpf_dsq_nr_queued(this) &&
-	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
+	    !cpu_has_waiting(this) && !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING)) {
 		stat_inc(STAT_WAKE_SYNC);
 		insert_local(p, tctx, this);
@@ -744,11 +759,11 @@ static __always_inline void reconcile_busy(s32 cpu)
 }
 
 /* A task queued here is owed enough by now (vtime_tick_preempt): end curr's slice. */
-static __always_inline void tick_preempt(s32 cpu, struct task_struct *curr, u64 now)
+static __always_inline void tick_preempt(s32 cpu, struct task_struct *curr, u64 now, bool waiting)
 {
 	u64 head;
 
-	if (!curr->scx.slice || scx_bpf_dsq_nr_queued(cpu) <= 0 || !dsq_head_vtime(cpu, &head) ||
+	if (!curr->scx.slice || !waiting || !dsq_head_vtime(cpu, &head) ||
 	    !vtime_tick_preempt(cpu, head, now))
 		return;
 	curr->scx.slice = 0;
@@ -759,6 +774,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	u64 now = scx_bpf_now();
+	bool waiting = cpu_has_waiting(cpu);
 
 	tick_inject_error();
 	reconcile_busy(cpu);
@@ -770,8 +786,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 			filter_heal(other);
 	}
 	gb_charge_curr(p, cpu, now, false);
-	tick_preempt(cpu, p, now);
-	steal_tick(cpu, now, slice_ns);
+	tick_preempt(cpu, p, now, waiting);
+	steal_tick(cpu, waiting, now, slice_ns);
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -812,7 +828,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight_kept(p, tctx),
-					  now, p->se.sum_exec_runtime, scx_bpf_dsq_nr_queued(cpu) <= 0);
+					  now, p->se.sum_exec_runtime, !cpu_has_waiting(cpu));
 	/* it sleeps (or is dequeued to change, and comes back through ops.enqueue) */
 	if (!runnable)
 		task_unaccount(tctx);

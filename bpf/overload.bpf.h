@@ -107,6 +107,14 @@ static __always_inline bool overload_test(u32 llc, u32 pos)
 	return w && (READ_ONCE(*w) & ovl_bit(pos));
 }
 
+/* @cpu is overloaded by the map: an answer only while overload_kept() */
+static __always_inline bool overload_cpu(s32 cpu)
+{
+	struct cpu_topo *t = cpu_topo(cpu);
+
+	return t && overload_test(t->llc, t->llc_pos);
+}
+
 /*
  * Walk of @llc's map in wrap-around order: @len positions from @start. The
  * cursor counts positions consumed; each call returns the next overloaded

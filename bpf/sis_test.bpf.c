@@ -179,6 +179,13 @@ int test_ovl_clear(struct ovl_args *args)
 	return 0;
 }
 
+SEC("syscall")
+int test_ovl_cpu(struct ovl_args *args)
+{
+	args->ret = overload_cpu(args->cpu);
+	return 0;
+}
+
 /* set, clear, and maybe set again: run concurrently from several threads */
 SEC("syscall")
 int test_ovl_toggle(struct ovl_args *args)

@@ -167,13 +167,13 @@ struct {
 	__uint(max_entries, 1);
 } steal_tick_kick SEC(".maps");
 
-/* ops.tick on @cpu: tasks still wait in its DSQ, so wake a stealer once a @period. */
-static __always_inline void steal_tick(s32 cpu, u64 now, u64 period)
+/* ops.tick on @cpu: tasks still wait in its DSQ (@waiting), so wake a stealer once a @period. */
+static __always_inline void steal_tick(s32 cpu, bool waiting, u64 now, u64 period)
 {
 	u32 zero = 0;
 	u64 *last;
 
-	if (steal_mode != STEAL_ON || scx_bpf_dsq_nr_queued(cpu) <= 0)
+	if (steal_mode != STEAL_ON || !waiting)
 		return;
 	last = bpf_map_lookup_elem(&steal_tick_kick, &zero);
 	if (!last || now - *last < period)

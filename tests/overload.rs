@@ -29,6 +29,22 @@ fn set_and_clear_only_at_transitions() {
     assert_eq!(sis.ovl_lines(), vec![0, 0]);
 }
 
+/// What the sync step, the tick and ops.stopping read for "something waits here": the CPU's own
+/// bit, and no other CPU's.
+#[test]
+fn a_cpu_reads_its_own_bit() {
+    let mut sis = Sis::load(&Shape::new(16, 2, 8), FULL);
+    assert!(!sis.ovl_cpu(9));
+    sis.ovl_set(9);
+    assert!(sis.ovl_cpu(9));
+    assert!(!sis.ovl_cpu(8), "a neighbour of the same line");
+    assert!(!sis.ovl_cpu(1), "the same position in the other LLC");
+    sis.ovl_clear(9);
+    assert!(!sis.ovl_cpu(9));
+    sis.ovl_set(15);
+    assert!(sis.ovl_cpu(15) && !sis.ovl_cpu(14) && !sis.ovl_cpu(7), "the last CPU of the LLC");
+}
+
 #[test]
 fn walk_wraps_from_after_the_walker_and_skips_it() {
     let mut sis = Sis::load(&Shape::new(16, 2, 8), FULL);

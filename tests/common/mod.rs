@@ -347,6 +347,14 @@ impl Sis {
         Self::run(&mut self.skel.progs.test_ovl_clear, &mut a);
     }
 
+    /// `overload_cpu`: `cpu` is overloaded by the map.
+    pub fn ovl_cpu(&mut self, cpu: usize) -> bool {
+        let mut a: OvlArgs = zeroed();
+        a.cpu = cpu as i32;
+        Self::run(&mut self.skel.progs.test_ovl_cpu, &mut a);
+        a.ret != 0
+    }
+
     /// The overloaded CPUs a walk of `llc` visits from `start` over `len` positions, in order.
     pub fn ovl_walk(&mut self, llc: usize, start: usize, len: usize) -> Vec<usize> {
         let mut a = WalkArgs { llc: llc as u32, start: start as u32, len: len as u32, count: 0 };
