@@ -207,6 +207,7 @@ enum sis_stat {
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
 	STAT_IDLE_HEALED,		/* CPU idle by the kernel's mask while busy by record: marked idle */
 	STAT_TICK_PREEMPT,		/* ticks that ended a slice for a queued task owed more (vtime_tick_preempt) */
+	STAT_STOP_MIGRATION_DISABLED,	/* switched out runnable while migration-disabled */
 
 	SIS_NR_STATS,
 };

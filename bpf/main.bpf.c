@@ -825,6 +825,13 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	u64 now = scx_bpf_now();
 
 	gb_charge_curr(p, cpu, now, true);
+	/*
+	 * Switched out inside migrate_disable(): counted, so a test can show
+	 * such a task stays where it is (every move checks). 6.12 passes it to
+	 * ops.enqueue; 7.x keeps it in the local DSQ itself.
+	 */
+	if (runnable && is_migration_disabled(p))
+		stat_inc(STAT_STOP_MIGRATION_DISABLED);
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight_kept(p, tctx),

@@ -125,7 +125,7 @@ fi
 # pinned, RT and migration-disabled tasks, refusals). Shared out: scx_sis's own logic (the SIS
 # mechanisms, stealing, weights, the group balancer, the views), each on the kernel where the
 # two chains come out even (7.3 runs slower under TCG). --both runs all of them on both.
-both="badinput smoke partial hotswap pinned rt accounting"
+both="badinput smoke partial hotswap pinned rt migdis accounting"
 only_6_12="fairness cgweight soak steal top"
 only_7_3="sis gb faults"
 # 32 vCPUs = 4 LLCs: the SIS mechanisms in the default mode (the variants run at 8), and unbound

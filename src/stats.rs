@@ -365,6 +365,7 @@ counter_fields! {
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
     idle_healed = sis_stat_STAT_IDLE_HEALED: "CPUs idle by the kernel's mask while busy by record (idle entries the kernel did not report), marked idle",
     tick_preempts = sis_stat_STAT_TICK_PREEMPT: "Ticks that ended the running task's slice for a queued task owed more than a slice and a half (a wakee not owed enough to preempt when it woke)",
+    migration_disabled = sis_stat_STAT_STOP_MIGRATION_DISABLED: "Runnable tasks switched out while migration-disabled (preempted inside migrate_disable()): each stays on its CPU",
 }
 
 fn pct(num: u64, den: u64) -> f64 {
@@ -429,7 +430,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} | reconciled {} healed {}",
+            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} migration-disabled {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.tick_preempts,
             self.balance_pulls,
@@ -442,6 +443,7 @@ impl Metrics {
             self.balance_rotations_xllc,
             self.fork_least_loaded,
             self.released_redirects,
+            self.migration_disabled,
             self.idle_reconciled,
             self.idle_healed,
         )?;
