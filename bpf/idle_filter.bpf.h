@@ -776,11 +776,28 @@ __noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 ll
  * ops.running is. A CPU that ran a task in that window and has idled since
  * stays busy by record: no stealer kick reaches it (CI saw a CPU idle for 4 s
  * beside one with two spinners) and its LLC's nr_busy counts it. So, where
- * the kernel keeps its idle mask, each tick of a busy CPU checks one other
- * CPU of its LLC, round robin, and one idle by that mask and busy by record
- * is put back (filter_heal). A heal that races the CPU's wakeup leaves it
+ * the kernel keeps its idle mask, a busy CPU's tick now and then
+ * (filter_heal_due) checks one other CPU of its LLC, round robin, and one
+ * idle by that mask and busy by record is put back (filter_heal). A heal that races the CPU's wakeup leaves it
  * idle by record while it runs, until its first tick (reconcile_busy).
  */
+
+/*
+ * This tick of @cpu checks another CPU: one in SIS_HEAL_EVERY. The check
+ * reads the kernel's mask through three kfunc calls, and a tick runs cold
+ * after a switch (under TCG that put it at a third of the tick's time); a
+ * CPU left unhealed waits tens of ms more, against the seconds it waited
+ * before the heal.
+ */
+static __always_inline bool filter_heal_due(s32 cpu)
+{
+	struct cpu_ctx *c = cpu_ctx(cpu);
+
+	if (!c || ++c->heal_ticks < SIS_HEAL_EVERY)
+		return false;
+	c->heal_ticks = 0;
+	return true;
+}
 
 /* The CPU of @cpu's LLC that @cpu's tick checks next (never @cpu), or -1. */
 static __always_inline s32 filter_heal_pick(s32 cpu)
@@ -828,6 +845,7 @@ __noinline int filter_init_cpu(s32 cpu)
 	c->idle = 1;
 	c->busy = 0;
 	c->heal_pos = t->llc_pos;
+	c->heal_ticks = 0;
 	c->fail_prone = 0;
 	c->filter_gen = 0;
 	/* every core is idle: the hint may name the first */

@@ -25,6 +25,7 @@ enum sis_consts {
 	STEAL_SCAN_TASKS	= 16,	/* tasks examined per victim DSQ */
 	SIS_DFL_SLICE_NS	= 5000000,
 	SIS_DFL_ORACLE_EVERY	= 16,	/* failed scans per oracle check (telemetry) */
+	SIS_HEAL_EVERY		= 8,	/* ticks of a busy CPU per heal check (filter_heal_due) */
 	SIS_WEIGHT_DFL		= 100,	/* p->scx.weight of a nice-0 task */
 	/* a move must narrow the load gap by this much of the task's weight (hysteresis) */
 	BAL_MARGIN_PCT		= 12,
@@ -47,7 +48,8 @@ struct cpu_ctx {
 	u64 filter_gen;		/* LLC generation when this CPU last set itself */
 	u32 busy;		/* counted in the LLC's nr_busy; changed by CAS (the heal writes it too) */
 	u32 heal_pos;		/* LLC position this CPU's tick checks next (filter_heal_pick) */
-	u64 __pad[5];
+	u32 heal_ticks;		/* ticks since its last check (filter_heal_due) */
+	u64 __pad[4];
 };
 
 /* Per LLC, one cache line (idle_filter.bpf.h). */

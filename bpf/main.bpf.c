@@ -749,6 +749,25 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(STAT_DISPATCH_LOCAL);
 }
 
+/* RT/DL took @cpu (cpu_taken) or gave it back (cpu_back): see sis_cpu_release. */
+static __always_inline void cpu_taken(s32 cpu)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (c) {
+		WRITE_ONCE(c->released, 1);
+		WRITE_ONCE(c->curr_started, 0);
+	}
+}
+
+static __always_inline void cpu_back(s32 cpu)
+{
+	struct cpu_sched *c = cpu_sched(cpu);
+
+	if (c)
+		WRITE_ONCE(c->released, 0);
+}
+
 /* A CPU that runs a task is busy, whatever the idle path said (attach, races). */
 static __always_inline void reconcile_busy(s32 cpu)
 {
@@ -778,11 +797,11 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 
 	tick_inject_error();
 	reconcile_busy(cpu);
-	/* one other CPU of the LLC per tick: idle by the kernel, busy by record? */
-	if (builtin_idle) {
+	/* now and then one other CPU of the LLC: busy by record, idle by the kernel? */
+	if (builtin_idle && filter_heal_due(cpu)) {
 		s32 other = filter_heal_pick(cpu);
 
-		if (other >= 0 && sis_idle_builtin(other))
+		if (other >= 0 && !cpu_is_idle(other) && sis_idle_builtin(other))
 			filter_heal(other);
 	}
 	gb_charge_curr(p, cpu, now, false);
@@ -798,6 +817,9 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	u32 weight;
 
 	reconcile_busy(cpu);
+	/* one of ours runs: the CPU is back from RT/DL (the switch program leaves this to us) */
+	if (cpu_released(cpu))
+		cpu_back(cpu);
 	/*
 	 * Counted here too: a task moved while runnable (steal, balance), and
 	 * one queued past ops.enqueue (exiting, migration-disabled). One placed
@@ -822,9 +844,10 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = sis_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	u64 now = scx_bpf_now();
 
-	gb_charge_curr(p, cpu, now, true);
+	/* the clock only for the group balancer's charge: vtime charges the kernel's run time */
+	if (gb_enabled)
+		gb_charge_curr(p, cpu, scx_bpf_now(), true);
 	/*
 	 * Switched out inside migrate_disable(): counted, so a test can show
 	 * such a task stays where it is (every move checks). 6.12 passes it to
@@ -835,7 +858,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	p->scx.dsq_vtime = vtime_stopping(cpu, &tctx->ts, p->scx.dsq_vtime, task_weight_kept(p, tctx),
-					  now, p->se.sum_exec_runtime, !cpu_has_waiting(cpu));
+					  p->se.sum_exec_runtime, !cpu_has_waiting(cpu));
 	/* it sleeps (or is dequeued to change, and comes back through ops.enqueue) */
 	if (!runnable)
 		task_unaccount(tctx);
@@ -873,24 +896,6 @@ void BPF_STRUCT_OPS(sis_set_weight, struct task_struct *p, u32 weight)
  * loader keeps the ops only where that re-enqueue is missing, else it
  * attaches sis_sched_switch.
  */
-static __always_inline void cpu_taken(s32 cpu)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	if (c) {
-		WRITE_ONCE(c->released, 1);
-		WRITE_ONCE(c->curr_started, 0);
-	}
-}
-
-static __always_inline void cpu_back(s32 cpu)
-{
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	if (c)
-		WRITE_ONCE(c->released, 0);
-}
-
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
 	cpu_taken(cpu);
@@ -922,13 +927,21 @@ static __always_inline bool class_above_ours(const struct task_struct *next)
 	return switch_partial && next->policy != SIS_SCHED_EXT;
 }
 
-/* ops.cpu_release/acquire from the switch itself (7.x; not loaded on 6.12) */
+/*
+ * ops.cpu_release/acquire from the switch itself (7.x; not loaded on 6.12).
+ * It runs at every switch: one of ours next, the common case, reads nothing
+ * but @next (ops.running marks the CPU back then).
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	s32 cpu = bpf_get_smp_processor_id();
+	s32 cpu;
 
-	if (!class_above_ours(next)) {
+	if (next->pid && !class_above_ours(next))
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	if (!next->pid) {
+		/* the idle task: the CPU is ours to fill again */
 		if (cpu_released(cpu))
 			cpu_back(cpu);
 		return 0;

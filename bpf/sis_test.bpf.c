@@ -95,6 +95,14 @@ int test_cpu_busy(struct cpu_args *args)
 	return 0;
 }
 
+/* this tick of @args->cpu checks another CPU for a heal */
+SEC("syscall")
+int test_heal_due(struct cpu_args *args)
+{
+	args->ret = filter_heal_due(args->cpu);
+	return 0;
+}
+
 /* the CPU @args->cpu's tick would check for a heal next */
 SEC("syscall")
 int test_heal_pick(struct cpu_args *args)
@@ -253,7 +261,7 @@ int test_vtime(struct vtime_args *a)
 		a->vtime = vtime_update_curr(a->cpu, ts, a->vtime, a->weight, a->now, a->now, a->flag);
 		break;
 	case VT_STOPPING:
-		a->vtime = vtime_stopping(a->cpu, ts, a->vtime, a->weight, a->now, a->now, a->flag);
+		a->vtime = vtime_stopping(a->cpu, ts, a->vtime, a->weight, a->now, a->flag);
 		break;
 	case VT_SHOULD_PREEMPT:
 		a->ret = vtime_should_preempt(a->cpu, a->vtime, a->now, a->min_ns);

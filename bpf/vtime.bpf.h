@@ -224,16 +224,14 @@ static __always_inline u64 vtime_update_curr(s32 cpu, struct task_sched *ts, u64
 	return vtime;
 }
 
-/* The task leaves @cpu: charged, and nothing of ours runs there now. */
+/*
+ * The task leaves @cpu: charged, and nothing of ours runs there now (no
+ * start time, so no clock read: a kfunc call fewer per switch).
+ */
 static __always_inline u64 vtime_stopping(s32 cpu, struct task_sched *ts, u64 vtime, u32 weight,
-					  u64 now, u64 ran, bool alone)
+					  u64 ran, bool alone)
 {
-	struct cpu_sched *c = cpu_sched(cpu);
-
-	vtime = vtime_update_curr(cpu, ts, vtime, weight, now, ran, alone);
-	if (c)
-		WRITE_ONCE(c->curr_started, 0);
-	return vtime;
+	return vtime_update_curr(cpu, ts, vtime, weight, 0, ran, alone);
 }
 
 /*

@@ -421,3 +421,15 @@ fn heal_puts_back_a_cpu_idle_unreported() {
     sis.busy(5);
     assert_eq!(sis.llc_state(0).2, 8);
 }
+
+/// A busy CPU's ticks check another CPU one in SIS_HEAL_EVERY (8), each CPU on its own count.
+#[test]
+fn heal_checks_one_tick_in_eight() {
+    let mut sis = sis16(FULL);
+    let due: Vec<bool> = (0..24).map(|_| sis.heal_due(3)).collect();
+    let at: Vec<usize> = due.iter().enumerate().filter(|(_, &d)| d).map(|(i, _)| i).collect();
+    assert_eq!(at, vec![7, 15, 23], "every 8th tick of CPU 3");
+    // CPU 9's count is its own: CPU 3's ticks did not advance it
+    assert!(!(0..7).any(|_| sis.heal_due(9)));
+    assert!(sis.heal_due(9));
+}

@@ -147,6 +147,13 @@ impl Sis {
         Self::run(&mut self.skel.progs.test_cpu_busy, &mut a);
     }
 
+    /// This tick of `cpu` checks another CPU for a heal (filter_heal_due).
+    pub fn heal_due(&mut self, cpu: usize) -> bool {
+        let mut a = CpuArgs { cpu: cpu as i32, ret: -1 };
+        Self::run(&mut self.skel.progs.test_heal_due, &mut a);
+        a.ret == 1
+    }
+
     /// The CPU `cpu`'s tick checks next for a heal (filter_heal_pick), or -1.
     pub fn heal_pick(&mut self, cpu: usize) -> i32 {
         let mut a = CpuArgs { cpu: cpu as i32, ret: -2 };
