@@ -778,8 +778,9 @@ __noinline int missed_idle_by_record(struct task_struct *p __arg_trusted, u32 ll
  * beside one with two spinners) and its LLC's nr_busy counts it. So, where
  * the kernel keeps its idle mask, a busy CPU's tick now and then
  * (filter_heal_due) checks one other CPU of its LLC, round robin, and one
- * idle by that mask and busy by record is put back (filter_heal). A heal that races the CPU's wakeup leaves it
- * idle by record while it runs, until its first tick (reconcile_busy).
+ * idle by that mask and busy by record is put back (filter_heal). A heal
+ * that races the CPU's wakeup leaves it idle by record while it runs, until
+ * its first tick (reconcile_busy).
  */
 
 /*
