@@ -30,6 +30,7 @@ struct vstate {
 	uint64_t cr3;			/* CR3 writes */
 	uint64_t code[NR];		/* first touches of code pages, by region */
 	uint64_t data[ND];		/* first touches of data pages, by region */
+	uint64_t data_by[NR];		/* ... by the region of the code that touched them first */
 	GHashTable *hist;		/* kernel code page -> first touches since the last mark */
 };
 static struct vstate vs[MAX_VCPUS];
@@ -103,8 +104,10 @@ static void on_tb(unsigned int vcpu, void *udata)
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
-	if (first_touch(vcpu, vaddr, 1))
+	if (first_touch(vcpu, vaddr, 1)) {
 		vs[vcpu].data[dregion(vaddr)]++;
+		vs[vcpu].data_by[(uintptr_t)udata]++;
+	}
 }
 
 static void on_cr3(unsigned int vcpu, void *udata)
@@ -162,7 +165,7 @@ static void on_cpuid(unsigned int vcpu, void *udata)
 	for (int i = 0; i < NR; i++)
 		fprintf(out, " %s %" PRIu64, names[i], qemu_plugin_u64_sum(cnt[i]));
 	if (pages_on) {
-		uint64_t cr3 = 0, code[NR] = { 0 }, data[ND] = { 0 };
+		uint64_t cr3 = 0, code[NR] = { 0 }, data[ND] = { 0 }, data_by[NR] = { 0 };
 
 		for (int v = 0; v < MAX_VCPUS; v++) {
 			cr3 += vs[v].cr3;
@@ -170,12 +173,16 @@ static void on_cpuid(unsigned int vcpu, void *udata)
 				code[i] += vs[v].code[i];
 			for (int i = 0; i < ND; i++)
 				data[i] += vs[v].data[i];
+			for (int i = 0; i < NR; i++)
+				data_by[i] += vs[v].data_by[i];
 		}
 		fprintf(out, " cr3 %" PRIu64, cr3);
 		for (int i = 0; i < R_TBS; i++)
 			fprintf(out, " c_%s %" PRIu64, names[i], code[i]);
 		for (int i = 0; i < ND; i++)
 			fprintf(out, " %s %" PRIu64, dnames[i], data[i]);
+		for (int i = 0; i < R_TBS; i++)
+			fprintf(out, " by_%s %" PRIu64, names[i], data_by[i]);
 	}
 	fprintf(out, "\n");
 	fflush(out);
@@ -223,7 +230,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (pages_on) {
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_RW, NULL);
+							 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)r);
 			if (r != R_USER && is_cr3_write(b, len))
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_cr3, QEMU_PLUGIN_CB_NO_REGS, NULL);
 		}

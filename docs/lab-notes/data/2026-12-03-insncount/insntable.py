@@ -25,11 +25,16 @@ if 'cr3' in first:
         for r in rs:
             r['code'] = sum(r[k] for k in r if k.startswith('c_'))
             r['data'] = sum(r[k] for k in r if k.startswith('d_'))
+            if 'by_bpf' in r:
+                r['d_bpf/cr3'] = r['by_bpf'] / r['cr3']
+                r['d_kern/cr3'] = r['by_kernel'] / r['cr3']
             r['code/cr3'] = r['code'] / r['cr3']
             r['data/cr3'] = r['data'] / r['cr3']
             r['bpfc/cr3'] = r['c_bpf'] / r['cr3']
             r['kern/cr3'] = r['c_kernel'] / r['cr3']
     keys = keys[:3] + ['cr3', 'code', 'data', 'code/cr3', 'kern/cr3', 'bpfc/cr3', 'data/cr3', 'mbs']
+    if 'by_bpf' in first:
+        keys[-1:-1] = ['d_kern/cr3', 'd_bpf/cr3']
 print(f"{'per MB of loopback':12s}" + ''.join(f"{k:>14s}" for k in keys) + f"{'kernel+bpf':>14s}  runs")
 base = None
 for name, rs in rows.items():
