@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Instructions per MB of loopback traffic, per scheduler: insntable.py PLUGIN_OUT GUEST_OUT"""
+"""Per unit of work (an MB of loopback traffic, or 1000 hackbench messages), per scheduler:
+insntable.py PLUGIN_OUT GUEST_OUT"""
 import re, sys, statistics as st
 marks = {}
 for l in open(sys.argv[1]):
@@ -8,11 +9,11 @@ for l in open(sys.argv[1]):
         marks[int(w[1])] = {w[i]: int(w[i + 1]) for i in range(4, len(w), 2)}
 rows = {}
 for l in open(sys.argv[2]):
-    m = re.match(r'run (\S+) round (\d+) mark (\d+) lo_bytes (\d+) ctxt (\d+) mbs ([\d.]+)', l)
+    m = re.match(r'run (\S+) round (\d+) mark (\d+) lo_bytes (\d+) ctxt (\d+) mbs ([\d.]+)(?: msgs (\d+))?', l)
     if not m or int(m[3]) not in marks or int(m[3]) + 1 not in marks:
         continue
     a, b = marks[int(m[3])], marks[int(m[3]) + 1]
-    mb = int(m[4]) / 1e6
+    mb = int(m[7]) / 1e3 if m[7] else int(m[4]) / 1e6
     d = {k: (b[k] - a[k]) / mb for k in a}
     d['ctxt'] = int(m[5]) / mb
     d['mbs'] = float(m[6])
@@ -35,7 +36,7 @@ if 'cr3' in first:
     keys = keys[:3] + ['cr3', 'code', 'data', 'code/cr3', 'kern/cr3', 'bpfc/cr3', 'data/cr3', 'mbs']
     if 'by_bpf' in first:
         keys[-1:-1] = ['d_kern/cr3', 'd_bpf/cr3']
-print(f"{'per MB of loopback':12s}" + ''.join(f"{k:>14s}" for k in keys) + f"{'kernel+bpf':>14s}  runs")
+print(f"{'per 1000 msgs' if 'msgs' in open(sys.argv[2]).read() else 'per MB of loopback':12s}" + ''.join(f"{k:>14s}" for k in keys) + f"{'kernel+bpf':>14s}  runs")
 base = None
 for name, rs in rows.items():
     mean = {k: st.mean(r[k] for r in rs) for k in keys}
