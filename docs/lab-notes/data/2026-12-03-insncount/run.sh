@@ -50,9 +50,11 @@ exec $q/usr/bin/qemu-system-x86_64 -L $q/usr/share/qemu -L $q/usr/share/seabios 
   -plugin $out/insncount.so,out=$out/plugin.txt${pages:+,pages=1} "\$@"
 W
 chmod +x "$out/qemu.sh"
+genv=(BUILDS="${guestb[*]}" ROUNDS="$rounds" MARK="$out/mark")
+[ -n "$hb" ] && genv+=(HB="$hb")
+[ -n "$pages" ] && genv+=(KSYMS="$out/ksyms")
 SCX_SIS_QEMU=$out/qemu.sh "$repo/tests/vm/vm.sh" --kernel "$kimg" --mttcg --sockets 1 --cores 1 \
   --threads 2 --timeout 3000 --boot-timeout 600 --log "$out/console.log" -- \
-  env BUILDS="${guestb[*]}" ROUNDS="$rounds" MARK="$out/mark" ${hb:+HB="$hb"} \
-  ${pages:+KSYMS="$out/ksyms"} "$here/insnab.sh" > "$out/guest.txt"
+  env "${genv[@]}" "$here/insnab.sh" > "$out/guest.txt"
 python3 "$here/insntable.py" "$out/plugin.txt" "$out/guest.txt" | tee "$out/table.txt"
 echo "run.sh: results in $out"
