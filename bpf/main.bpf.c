@@ -616,8 +616,11 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	/*
 	 * A woken or new task owed time runs soon, not after every queued hog;
 	 * a per-CPU kthread (it can run nowhere else) without a minimum wait.
+	 * Only where nothing else waits: among waiting tasks it takes its place
+	 * by vtime, and the tick lets it in if it is owed more (tick_preempt).
+	 * Preempting there too cut hackbench's senders short in mid-batch.
 	 */
-	if ((wakeup || new || kthread) && !affine) {
+	if ((wakeup || new || kthread) && !affine && (kthread || !cpu_has_waiting(cpu))) {
 		now = scx_bpf_now();
 		min_ns = kthread ? 0 : preempt_min_ns();
 		/*

@@ -4,8 +4,9 @@
 # them. With KSYMS=DIR, the kernel's text symbols go to DIR/kallsyms and, while each build is
 # attached, its BPF programs' and trampolines' to DIR/bpf.<end mark>.
 # HB="G L": hackbench over pipes, G groups, L loops, instead of tbench; the unit of work is then
-# 1000 messages (G x 20 x 20 x L), else an MB of loopback traffic.
-# guest: env BUILDS="name=path ..." ROUNDS=N MARK=/path/to/mark [KSYMS=DIR] [HB="G L"] insnab.sh
+# 1000 messages (G x 20 x 20 x L), else an MB of loopback traffic. HB="G L socket": over sockets.
+# A build may be a script that runs scx_sis with options (run.sh writes those for NAME=BIN,ARGS).
+# guest: env BUILDS="name=path ..." ROUNDS=N MARK=/path/to/mark [KSYMS=DIR] [HB="G L [socket]"] insnab.sh
 for b in $BUILDS; do cp ${b#*=} /dev/shm/scx_sis_${b%%=*}; done
 att() { "$@" >/tmp/sched.log 2>&1 & pid=$!; for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.5; done; sleep 1; }
 det() { kill -INT $pid; wait $pid; sleep 1; }
@@ -19,7 +20,7 @@ one() {
   tag=$((tag + 2)); l0=$(lo); c0=$(ctxt); $MARK $tag
   if [ -n "${HB:-}" ]; then
     set -- "$1" "$2" ${HB}
-    r=$(hackbench -p -g "$3" -l "$4" 2>&1 | awk '/^Time:/{print $2}')
+    r=$(hackbench $([ "${5:-}" = socket ] || echo -p) -g "$3" -l "$4" 2>&1 | awk '/^Time:/{print $2}')
     units=$(($3 * 400 * $4))
   else
     r=$(tbench -t 5 2 127.0.0.1 2>&1 | awk '/Throughput/{print $2}')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Count, in one boot of the parallel rig, what EEVDF and each build make the guest execute and
 # touch per unit of work (insncount.c; README.md here). Builds the plugin and the marker first.
-#   run.sh [--kernel 7.3|6.12] [--rounds N] [--pages] [--hackbench "G L"] [--out DIR] NAME=BINARY...
+#   run.sh [--kernel 7.3|6.12] [--rounds N] [--pages] [--hackbench "G L [socket]"] [--out DIR]
+#          NAME=BINARY[,OPTIONS]...   (e.g. nopreempt=target/release/scx_sis,--no-preempt)
 # Needs QEMU 10 from scripts/setup.sh, a C compiler and libglib2.0-dev; fetches QEMU 10.0.2's
 # source tarball once (for the plugin header) into the scx_sis cache.
 set -euo pipefail
@@ -40,8 +41,18 @@ cc -O2 -Wall -shared -fPIC $(pkg-config --cflags glib-2.0) -I"$(dirname "$hdr")"
 cc -O2 -static "$here/mark.c" -o "$out/mark"
 guestb=()
 for b in "${builds[@]}"; do
-  [ -x "${b#*=}" ] || die "${b#*=} is not an executable"
-  cp "${b#*=}" "$out/${b%%=*}"; guestb+=("${b%%=*}=$out/${b%%=*}")
+  n=${b%%=*} bin=${b#*=} args=
+  case "$bin" in *,*) args=${bin#*,}; bin=${bin%%,*} ;; esac
+  [ -x "$bin" ] || die "$bin is not an executable"
+  if [ -n "$args" ]; then
+    # the guest attaches what it is given: a script that runs the binary with the options
+    cp "$bin" "$out/$n.bin"
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$out/$n.bin" "${args//,/ }" > "$out/$n"
+    chmod +x "$out/$n"
+  else
+    cp "$bin" "$out/$n"
+  fi
+  guestb+=("$n=$out/$n")
 done
 cat > "$out/qemu.sh" <<W
 #!/bin/bash
