@@ -8,8 +8,16 @@
 # A build may be a script that runs scx_sis with options (run.sh writes those for NAME=BIN,ARGS).
 # guest: env BUILDS="name=path ..." ROUNDS=N MARK=/path/to/mark [KSYMS=DIR] [HB="G L [socket]"] insnab.sh
 for b in $BUILDS; do cp ${b#*=} /dev/shm/scx_sis_${b%%=*}; done
-att() { "$@" >/tmp/sched.log 2>&1 & pid=$!; for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.5; done; sleep 1; }
-det() { kill -INT $pid; wait $pid; sleep 1; }
+# a build that did not attach is skipped, not counted as itself (its span would be EEVDF's)
+att() {
+  "$@" >/tmp/sched.log 2>&1 & pid=$!
+  for i in $(seq 120); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.5; done
+  sleep 1
+  [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && return 0
+  echo "insnab.sh: $1 did not attach: $(tail -1 /tmp/sched.log)" >&2
+  return 1
+}
+det() { kill -INT $pid 2>/dev/null; wait $pid; sleep 1; }
 lo() { awk '/^ *lo:/{print $10}' /proc/net/dev; }
 ctxt() { awk '/^ctxt/{print $2}' /proc/stat; }
 [ -n "${KSYMS:-}" ] && mkdir -p "$KSYMS" && grep -iE ' t ' /proc/kallsyms > "$KSYMS/kallsyms"
@@ -33,8 +41,8 @@ one() {
 for round in $(seq ${ROUNDS:-3}); do
   one EEVDF $round
   for b in $BUILDS; do
-    n=${b%%=*}; att /dev/shm/scx_sis_$n
-    one $n $round
+    n=${b%%=*}
+    att /dev/shm/scx_sis_$n && one $n $round
     det
   done
 done

@@ -7,6 +7,10 @@
  * With pages=1 it also counts first touches: the distinct code and data pages each vCPU touches
  * between two writes to CR3 (each flushes QEMU's soft TLB, so each first touch is a TLB fill
  * there), by region, and the CR3 writes themselves. That mode runs several times slower.
+ * With prof=1 it counts the instructions of each kernel and module-area (BPF) translated block by
+ * its start address and, at each odd (end) mark, writes those of the span since the mark before
+ * to <out>.prof.<mark> ("address instructions" lines): a profile that names the functions, from
+ * the guest's kallsyms, with no sampling error.
  *   build: cc -O2 -shared -fPIC $(pkg-config --cflags glib-2.0) -I<qemu>/include/qemu insncount.c -o insncount.so
  *   run:   qemu-system-x86_64 ... -plugin ./insncount.so,out=/tmp/insn.txt
  */
@@ -35,6 +39,13 @@ struct vstate {
 };
 static struct vstate vs[MAX_VCPUS];
 static int pages_on;
+/* prof=1: a counter slot per kernel or BPF block start address, in one scoreboard */
+#define PROF_SLOTS (1u << 19)
+static int prof_on;
+static struct qemu_plugin_scoreboard *prof_sb;
+static GHashTable *prof_slot;		/* block address -> slot + 1 */
+static uint64_t prof_addr[PROF_SLOTS], prof_last[PROF_SLOTS];
+static uint32_t prof_used;
 static struct qemu_plugin_scoreboard *sb;
 static qemu_plugin_u64 cnt[NR];
 static struct qemu_plugin_register *reg_rax, *reg_rbx;
@@ -153,6 +164,28 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	g_array_free(regs, TRUE);
 }
 
+/* the blocks' instructions since the last mark; written at an end (odd) mark; under lock */
+static void prof_dump(uint64_t tag)
+{
+	char name[4096];
+	FILE *f = NULL;
+
+	if (tag & 1) {
+		snprintf(name, sizeof(name), "%s.prof.%" PRIu64, out_path, tag);
+		f = fopen(name, "w");
+	}
+	for (uint32_t i = 0; i < prof_used; i++) {
+		qemu_plugin_u64 e = { .score = prof_sb, .offset = i * sizeof(uint64_t) };
+		uint64_t now = qemu_plugin_u64_sum(e);
+
+		if (f && now != prof_last[i])
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", prof_addr[i], now - prof_last[i]);
+		prof_last[i] = now;
+	}
+	if (f)
+		fclose(f);
+}
+
 static void on_cpuid(unsigned int vcpu, void *udata)
 {
 	uint64_t tag;
@@ -186,6 +219,8 @@ static void on_cpuid(unsigned int vcpu, void *udata)
 	}
 	fprintf(out, "\n");
 	fflush(out);
+	if (prof_on)
+		prof_dump(tag);
 	/* kernel code pages: dumped at an odd (end) mark, for the span since the mark before */
 	if (pages_on) {
 		FILE *f = NULL;
@@ -220,6 +255,22 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64, cnt[r], n);
 	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64, cnt[R_TBS], 1);
+	if (prof_on && r != R_USER) {
+		uint64_t pc = qemu_plugin_tb_vaddr(tb);
+		uint32_t slot;
+
+		g_mutex_lock(&lock);
+		slot = (uint32_t)(uintptr_t)g_hash_table_lookup(prof_slot, (gpointer)(uintptr_t)pc);
+		if (!slot && prof_used < PROF_SLOTS) {
+			prof_addr[prof_used] = pc;
+			slot = ++prof_used;
+			g_hash_table_insert(prof_slot, (gpointer)(uintptr_t)pc, (gpointer)(uintptr_t)slot);
+		}
+		g_mutex_unlock(&lock);
+		if (slot)
+			qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+				(qemu_plugin_u64){ .score = prof_sb, .offset = (slot - 1) * sizeof(uint64_t) }, n);
+	}
 	if (pages_on)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)(uintptr_t)qemu_plugin_tb_vaddr(tb));
@@ -249,6 +300,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			path = argv[i] + 4;
 		else if (!strcmp(argv[i], "pages=1"))
 			pages_on = 1;
+		else if (!strcmp(argv[i], "prof=1"))
+			prof_on = 1;
 	out_path = path;
 	out = fopen(path, "a");
 	if (!out)
@@ -256,6 +309,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	sb = qemu_plugin_scoreboard_new(NR * sizeof(uint64_t));
 	for (int i = 0; i < NR; i++)
 		cnt[i] = (qemu_plugin_u64){ .score = sb, .offset = i * sizeof(uint64_t) };
+	if (prof_on) {
+		prof_sb = qemu_plugin_scoreboard_new(PROF_SLOTS * sizeof(uint64_t));
+		prof_slot = g_hash_table_new(g_direct_hash, g_direct_equal);
+	}
 	for (int v = 0; v < MAX_VCPUS; v++) {
 		vs[v].seen = g_hash_table_new(g_direct_hash, g_direct_equal);
 		vs[v].hist = g_hash_table_new(g_direct_hash, g_direct_equal);
