@@ -5,11 +5,15 @@
 # blocks in rotating order): few attach/detach transitions, which are that rig's risk; a boot
 # whose kernel faulted is discarded and run again (bench/run-vm.sh --mttcg).
 #
-#   bench/parallel.sh [--kernel 7.3|6.12] [--topology llc2|smt2] [--runs N] [--block N]
+#   bench/parallel.sh [--kernel 7.3|6.12] [--topology llc2|smt2] [--runs N] [--block N] [--boots N]
 #                     [--suites LIST] [--no-peers] [--rig-check] [--out DIR] [-- MORE-BENCH-OPTIONS...]
 #
 # --topology: llc2 = 2 LLCs x 1 CPU (default), smt2 = 1 core x 2 SMT threads.
 # --runs N (10) measured runs per scheduler and row, after 1 warm-up; --block N (4) rounds a block.
+# --boots N (1): the same session in N boots (OUT/boot-1 ...), then pooled (OUT/pooled.txt,
+#   scx_sis_bench --pool): each boot counts as one sample. The boot moves every column by more
+#   than its runs' spread predicts (with the kernel's layout fixed or not), so a verdict needs
+#   boots; the pool also gives the host's steal time per boot.
 # --rig-check: instead, is the rig sound? EEVDF (and scx_sis beside it), hackbench -g 2 and 4 at
 #   1 vCPU and then at 2 vCPUs (llc2), --runs rounds each: 2 vCPUs must be clearly faster under
 #   EEVDF, with a small CV.
@@ -23,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 die() { echo "parallel.sh: error: $*" >&2; exit 2; }
 
-kernel=7.3 topo=llc2 runs=10 block=4 peers=1 rigcheck=0 out="" more=()
+kernel=7.3 topo=llc2 runs=10 block=4 boots=1 peers=1 rigcheck=0 out="" more=()
 suites=hackbench,hackbench-socket,tbench,netperf-rr,pipe,wakelat,fair-sleep,fair-fork
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,6 +35,7 @@ while [ $# -gt 0 ]; do
     --topology) topo=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
     --block) block=${2:?}; shift 2 ;;
+    --boots) boots=${2:?}; shift 2 ;;
     --suites) suites=${2:?}; shift 2 ;;
     --no-peers) peers=0; shift ;;
     --rig-check) rigcheck=1; shift ;;
@@ -47,6 +52,7 @@ case "$topo" in
 esac
 [ "$runs" -ge 2 ] 2>/dev/null || die "--runs must be at least 2"
 [ "$block" -ge 1 ] 2>/dev/null || die "--block must be at least 1"
+[ "$boots" -ge 1 ] 2>/dev/null || die "--boots must be at least 1"
 [ "$(nproc)" -ge 2 ] || die "the parallel rig needs 2 host cores for 2 vCPUs (this host has $(nproc))"
 stamp=$(date +%Y-%m-%d-%H%M%S)
 
@@ -82,5 +88,17 @@ if [ "$peers" = 1 ]; then
     else echo "parallel.sh: note: no $p in $pdir (bench/setup-peers.sh builds it): no $p column" >&2; fi
   done
 fi
-"$here/run-vm.sh" --mttcg --kernel "$kernel" "${shape[@]}" \
-  --out "${out:-$repo/bench-results/parallel-$kernel-$topo-$stamp}" -- "${bench[@]}" "${more[@]}"
+out=${out:-$repo/bench-results/parallel-$kernel-$topo-$stamp}
+if [ "$boots" = 1 ]; then
+  exec "$here/run-vm.sh" --mttcg --kernel "$kernel" "${shape[@]}" --out "$out" -- "${bench[@]}" "${more[@]}"
+fi
+rc=0 dirs=()
+for ((i = 1; i <= boots; i++)); do
+  echo "parallel.sh: boot $i of $boots" >&2
+  "$here/run-vm.sh" --mttcg --kernel "$kernel" "${shape[@]}" --out "$out/boot-$i" -- "${bench[@]}" "${more[@]}" || rc=1
+  [ -f "$out/boot-$i/results.json" ] && dirs+=("$out/boot-$i")
+done
+[ ${#dirs[@]} -gt 0 ] || die "no boot wrote results"
+"$repo/target/release/scx_sis_bench" --pool "${dirs[@]}" | tee "$out/pooled.txt" || rc=1
+echo "parallel.sh: pooled over ${#dirs[@]} boots: $out/pooled.txt" >&2
+exit $rc

@@ -93,6 +93,12 @@ if [ ${#bench[@]} -eq 0 ]; then
 fi
 
 echo "run-vm.sh: $(basename "$kpath"), ${cpus:-shape ${vmopts[*]}} vCPUs$([ "$mttcg" = 1 ] && echo ', multi-threaded TCG'): scx_sis_bench ${bench[*]} --out $gout" >&2
+# The host's CPU times once a second over the boot: this machine may itself be a VM whose
+# hypervisor takes CPU time from it now and then (steal), which slows vCPUs unevenly
+# (scx_sis_bench --pool reports it per boot and run).
+hoststat() { while :; do echo "$(date +%s.%N) $(head -n 1 /proc/stat)"; sleep 1; done; }
+hoststat > "$gout.host-stat.txt" &
+hpid=$!
 try=0 faults=()
 while :; do
   "$repo/tests/vm/vm.sh" --kernel "$kpath" ${cpus:+--cpus "$cpus"} "${vmopts[@]}" --timeout "$timeout" \
@@ -119,7 +125,9 @@ while :; do
   fi
   echo "run-vm.sh: booting again (try $((try + 1)) of $((retries + 1)))" >&2
 done
+kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null
 [ -f "$gout.console.log" ] && [ -d "$gout" ] && cp "$gout.console.log" "$gout/console.log"
+[ -d "$gout" ] && cp "$gout.host-stat.txt" "$gout/host-stat.txt"
 if [ ${#faults[@]} -gt 0 ] && [ -d "$gout" ]; then printf '%s\n' "${faults[@]}" > "$gout/discarded-boots.txt"; fi
 rm -rf "$vdir"
 

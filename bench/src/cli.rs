@@ -126,6 +126,12 @@ pub struct BenchArgs {
     /// Rebuild table.txt and the plots from DIR/results.json (no runs) and print the table.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run"])]
     pub report: Option<PathBuf>,
+
+    /// Pool sessions of one plan, a boot each (bench/parallel.sh --boots): each boot's change
+    /// against EEVDF, a t-test across boots, how far the boot alone moves each column, and the
+    /// host's steal time over each boot; printed, nothing run.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["dry_run", "report"])]
+    pub pool: Vec<PathBuf>,
 }
 
 /// Split an option string like a POSIX shell would (whitespace, '...', "...", backslash).

@@ -18,7 +18,7 @@
 //!   over synthetic LLCs, the cgroup books over deep cgroups, through BPF_PROG_TEST_RUN; they run
 //!   before and without the sched_ext preflight);
 //! - `statistics` (means, Welch's t-test), `model` (what results.json holds), `report` (table,
-//!   CSV, JSON), `plot` (PNG).
+//!   CSV, JSON), `plot` (PNG); `pool`: the verdict across boots (sessions of one plan pooled).
 
 pub mod cg_scale;
 pub mod cgroups;
@@ -32,6 +32,7 @@ pub mod model;
 pub mod parsers;
 pub mod plan;
 pub mod plot;
+pub mod pool;
 pub mod report;
 pub mod rq_lock;
 pub mod runner;

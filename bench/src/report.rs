@@ -67,7 +67,8 @@ scheduler adds (switches, cross-CPU moves, lock waits), not as parallel speed";
 /// vCPUs than host cores: the one rig here whose throughput grows with CPUs.
 const MTTCG_NOTE: &str = "qemu multi-threaded TCG (emulated CPUs, one host thread per vCPU, vCPUs <= host \
 cores): throughput grows with CPUs, so it shows parallel speed; any other load on the host slows vCPUs \
-unevenly, so compare only within one boot";
+unevenly, so compare only within one boot, and the boot itself moves every column: this table is one \
+sample, and a verdict pools boots (bench/parallel.sh --boots N, scx_sis_bench --pool)";
 
 /// The CPUs are qemu's TCG (its model name says so; under KVM it is the host's).
 fn emulated(host: &HostInfo) -> bool {

@@ -1,6 +1,7 @@
 //! A benchmark session, start to end: `scx_sis_bench` parses into a plan, checks the host,
 //! runs the plan while keeping results.json current, and renders table.txt, runs.csv and plots;
-//! or (--report) only renders an earlier session's results.json again.
+//! or (--report) only renders an earlier session's results.json again, or (--pool) pools
+//! sessions of one plan, a boot each.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use super::cli::{build_suites, build_variants, BenchArgs};
 use super::host::{host_info, init_counters, local_time, nproc, preflight};
 use super::model::{self, Config, Results, FORMAT_VERSION};
 use super::plan::plan_text;
-use super::{cg_scale, idle_scale, plot, report, runner, sched, usage, workloads};
+use super::{cg_scale, idle_scale, plot, pool, report, runner, sched, usage, workloads};
 
 fn fmt_secs(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
@@ -58,6 +59,9 @@ fn scheduler_beside_us() -> Result<PathBuf> {
 
 /// Entry of `scx_sis_bench`.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if !args.pool.is_empty() {
+        return pool::run(&args.pool);
+    }
     if let Some(dir) = &args.report {
         let path = dir.join("results.json");
         if !path.is_file() {

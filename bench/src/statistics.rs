@@ -246,10 +246,10 @@ impl Summary {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn close(got: f64, want: f64, tol: f64) {
+    pub(crate) fn close(got: f64, want: f64, tol: f64) {
         assert!((got - want).abs() <= tol, "got {got}, want {want} (±{tol})");
     }
 

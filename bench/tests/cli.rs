@@ -34,6 +34,7 @@ fn invalid_options() {
     assert_usage_error(&["--bogus"], "--bogus");
     assert_usage_error(&["__fairness", "nosuchcase"], "nosuchcase");
     assert_usage_error(&["__wakelat", "--hogs", "1", "--warmup", "601", "--", "true"], "warmup");
+    assert_usage_error(&["--pool", "/nonexistent/boot-1"], "no results.json");
 }
 
 /// --help documents the session options and hides the workload subcommands.
@@ -41,7 +42,17 @@ fn invalid_options() {
 fn help_documents_the_session() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for opt in ["--suite", "--runs", "--variant", "--peer", "--scx-sis-bin", "--dry-run", "--bpf-time", "--lock-time"] {
+    for opt in [
+        "--suite",
+        "--runs",
+        "--variant",
+        "--peer",
+        "--scx-sis-bin",
+        "--dry-run",
+        "--bpf-time",
+        "--lock-time",
+        "--pool",
+    ] {
         assert!(out.contains(opt), "--help documents {opt}");
     }
     assert!(!out.contains("__"), "--help shows a hidden workload: {out}");

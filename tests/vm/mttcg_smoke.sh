@@ -3,9 +3,11 @@
 # 2 LLCs): EEVDF and scx_sis in blocks (scx_sis attached once per block), hackbench --quick, then
 # the checks: every run measured, each scheduler attached once per block, the table says which rig
 # it came from, runqueue locks were timed under both (--lock-time: own and other CPUs' rq locks
-# counted), the workloads ran 2 cgroup levels deep (--cgroup-depth 2), and the kernel log stayed
-# clean across every switch (a boot that faulted is
-# discarded and run again by bench/run-vm.sh; that is reported, and a second fault fails).
+# counted), the workloads ran 2 cgroup levels deep (--cgroup-depth 2), the host's CPU times were
+# sampled over the boot on the guest's clock (host-stat.txt covers every run, so `scx_sis_bench
+# --pool` gives the boot's steal), and the kernel log stayed clean across every switch (a boot
+# that faulted is discarded and run again by bench/run-vm.sh; that is reported, and a second
+# fault fails).
 #   tests/vm/mttcg_smoke.sh [--bin PATH] [KERNEL...]     (default kernels: 7.3 6.12)
 # Last line: 'N passed, M failed', N and M counting kernels. Needs as many host cores as vCPUs (2).
 set -uo pipefail
@@ -61,8 +63,20 @@ print("ok" if r["config"].get("cgroup_depth") == 2 and runs_in == 8 and deep els
       f"{runs_in} of 8 runs named a cgroup, {sorted(where)}, depth {r['config'].get('cgroup_depth')}")
 table = (d / "table.txt").read_text() if (d / "table.txt").exists() else ""
 print("ok" if "# qemu multi-threaded TCG" in table and "CoeffVar" in table else "FAIL", "table names the rig and the spread")
+# the host's /proc/stat once a second, and every run inside it on the guest's clock (2 s slack)
+hs = d / "host-stat.txt"
+ts = [float(l.split()[0]) for l in hs.read_text().splitlines() if " cpu " in l] if hs.exists() else []
+spans = [(x["started"], x["started"] + (x.get("wall_s") or 0)) for x in runs]
+cover = bool(ts) and all(ts[0] <= a + 2 and b - 2 <= ts[-1] for a, b in spans)
+print("ok" if len(ts) >= 10 and cover else "FAIL", f"host-stat.txt: {len(ts)} samples, every run inside them: {cover}")
 PY
 )
+  pooled=$("$(dirname "$bin")/scx_sis_bench" --pool "$out" 2>&1)
+  if grep -qE '^# boot 1: .*host steal [0-9.]+% of the host.s CPU time, [0-9]+ of 8 runs' <<<"$pooled"; then
+    verdict+=$'\nok scx_sis_bench --pool gives the boot\'s host steal'
+  else
+    verdict+=$'\nFAIL scx_sis_bench --pool: '"$(head -n 5 <<<"$pooled" | tr '\n' ' ')"
+  fi
   while read -r word rest; do
     if [ "$word" = ok ]; then ok "$k: $rest"; else bad "$k: $rest"; fi
   done <<<"$verdict"
