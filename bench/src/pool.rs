@@ -133,19 +133,14 @@ pub fn across_boots(ratios: &[f64]) -> Option<AcrossBoots> {
     }
     let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
     let (m, sd, n) = (amean(&logs), variance(&logs).sqrt(), logs.len() as f64);
-    let t = if sd > 0.0 {
-        m / (sd / n.sqrt())
+    // the same ratio in every boot: certain, whichever it is
+    let (t, p) = if sd > 0.0 {
+        let t = m / (sd / n.sqrt());
+        (t, t_two_sided_p(t, n - 1.0))
     } else if m == 0.0 {
-        0.0
+        (0.0, 1.0)
     } else {
-        m.signum() * f64::INFINITY
-    };
-    let p = if sd > 0.0 {
-        t_two_sided_p(t, n - 1.0)
-    } else if m == 0.0 {
-        1.0
-    } else {
-        0.0
+        (m.signum() * f64::INFINITY, 0.0)
     };
     Some(AcrossBoots { n: ratios.len(), change_pct: (m.exp() - 1.0) * 100.0, sd_pct: sd * 100.0, t, p })
 }
@@ -215,7 +210,10 @@ fn format_suite(o: &mut String, boots: &[Boot], suite: &Suite) {
     let _ = writeln!(o, "{head}   {:>12} {:>8} {:>7}   boot effect (F, p)", "across boots", "sd", "t");
     for v in &boots[0].res.variants {
         for p in &suite.params {
-            let groups: Vec<Vec<f64>> = boots.iter().map(|b| b.res.values(&suite.name, &p.label, &v.name)).collect();
+            let values = |name: &str| -> Vec<Vec<f64>> {
+                boots.iter().map(|b| b.res.values(&suite.name, &p.label, name)).collect()
+            };
+            let (groups, base_groups) = (values(&v.name), values(base));
             let effect = boot_effect(&groups).map_or_else(|| "-".to_string(), |(f, pv)| format!("F {f:.2}, p {pv:.3}"));
             let mut line = format!("  {:<10} {:>6}", v.name, p.label);
             if v.name == base {
@@ -227,8 +225,8 @@ fn format_suite(o: &mut String, boots: &[Boot], suite: &Suite) {
                 continue;
             }
             let mut ratios = vec![];
-            for (b, g) in boots.iter().zip(&groups) {
-                let r = speed(&b.res.values(&suite.name, &p.label, base), g, suite.direction);
+            for (b, g) in base_groups.iter().zip(&groups) {
+                let r = speed(b, g, suite.direction);
                 let _ = write!(line, " {:>8}", r.map_or_else(|| "-".to_string(), pct));
                 ratios.extend(r);
             }
@@ -280,7 +278,7 @@ pub fn format_pool(boots: &[Boot]) -> Result<String> {
     let _ = writeln!(
         o,
         "# boot effect: one-way ANOVA of the runs by boot (F near 1: the boot moves the column no more than \
-         its runs' spread predicts; a small p: a one-boot verdict is one layout's)"
+         its runs' spread predicts; a small p: a one-boot verdict is that boot's)"
     );
     for (i, b) in boots.iter().enumerate() {
         let steal = match b.steal() {
