@@ -8,9 +8,13 @@
 // spinners makes everything else (e.g. the BPF verifier while a scheduler loads) ~N times slower. Worker pids go to
 // PIDFILE (one a line), written once all workers run. On SIGINT/SIGTERM the parent collects
 // the numbers, kills the workers, and prints:
-//   workers=N alive=A max_gap_ms=G worst_worker=I gap_at_s=T iterations=K
+//   workers=N alive=A max_gap_ms=G worst_worker=I gap_at_s=T iterations=K cycles=C p99_ms=X p999_ms=Y
 // (gap_at_s: seconds since start when the worst gap ended). alive counts workers that were
 // still running when the parent was signalled. Exit 0 if all were alive, else 1.
+// The longest gap is one sample, and a heavy tail's: two runs of one scheduler in one boot can
+// differ twofold. So each worker also keeps a histogram of its cycles' longest gaps (a cycle:
+// one spin and its sleep, or 10 ms of spinning without SLEEP_US), in buckets 1/8 of an octave
+// wide; p99_ms and p999_ms are quantiles over all workers' cycles (a bucket's upper bound).
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -21,10 +25,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#define SUB 8				/* buckets per octave */
+#define NBUCKET (64 * SUB)
+
 struct slot {
-	volatile uint64_t max_gap_ns, gap_at_ns, iters;
+	volatile uint64_t max_gap_ns, gap_at_ns, iters, cycles;
+	volatile uint64_t hist[NBUCKET];
 	volatile int started;
 };
+
+/* bucket of ns: the octave (top bit) and the next 3 bits below it */
+static int bucket(uint64_t ns)
+{
+	if (ns < SUB) return (int)ns;
+	int k = 63 - __builtin_clzll(ns);
+	return k * SUB + (int)((ns >> (k - 3)) & (SUB - 1));
+}
+
+/* the largest ns of bucket b */
+static uint64_t bucket_top(int b)
+{
+	int k = b / SUB;
+	if (k < 3) return (uint64_t)b;	/* below 8 ns, and the unused buckets */
+	return ((uint64_t)(SUB + b % SUB + 1) << (k - 3)) - 1;
+}
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s) { (void)s; stop = 1; }
@@ -58,14 +82,24 @@ int main(int argc, char **argv)
 		if (p == 0) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
-			uint64_t last = now_ns(), max = 0, at = 0, it = 0, burst = last;
+			uint64_t last = now_ns(), max = 0, at = 0, it = 0, burst = last, cmax = 0;
+			uint64_t window = sleep_ns ? spin_ns : 10000000ull;
 			s[i].started = 1;
 			for (;;) {
 				uint64_t t = now_ns();
-				if (sleep_ns && t - burst >= spin_ns) {
-					struct timespec d = { sleep_ns / 1000000000ull, sleep_ns % 1000000000ull };
-					nanosleep(&d, NULL);
-					t = burst = now_ns();
+				if (t - burst >= window) {
+					if (sleep_ns) {
+						struct timespec d = { sleep_ns / 1000000000ull, sleep_ns % 1000000000ull };
+						nanosleep(&d, NULL);
+						t = now_ns();
+						if (t - last > cmax) cmax = t - last;
+					}
+					s[i].hist[bucket(cmax)]++;
+					s[i].cycles++;
+					burst = t;
+					cmax = 0;
+				} else if (t - last > cmax) {
+					cmax = t - last;
 				}
 				if (t - last > max) {
 					max = t - last;
@@ -103,8 +137,19 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
 	for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
-	printf("workers=%d alive=%d max_gap_ms=%.1f worst_worker=%d gap_at_s=%.1f iterations=%llu\n",
-	       n, alive, max / 1e6, worst, at / 1e9, (unsigned long long)iters);
+	uint64_t cycles = 0, q99 = 0, q999 = 0, acc = 0;
+	int done99 = 0;
+	for (int i = 0; i < n; i++) cycles += s[i].cycles;
+	/* the smallest bucket with at least q of all cycles at or below it */
+	for (int b = 0; b < NBUCKET && cycles; b++) {
+		for (int i = 0; i < n; i++) acc += s[i].hist[b];
+		if (!done99 && acc * 100 >= cycles * 99) { q99 = bucket_top(b); done99 = 1; }
+		if (acc * 1000 >= cycles * 999) { q999 = bucket_top(b); break; }
+	}
+	printf("workers=%d alive=%d max_gap_ms=%.1f worst_worker=%d gap_at_s=%.1f iterations=%llu"
+	       " cycles=%llu p99_ms=%.1f p999_ms=%.1f\n",
+	       n, alive, max / 1e6, worst, at / 1e9, (unsigned long long)iters,
+	       (unsigned long long)cycles, q99 / 1e6, q999 / 1e6);
 	for (int i = 0; i < n; i++)
 		printf("  worker %d pid %d max_gap_ms=%.1f at_s=%.1f\n", i, pids[i],
 		       s[i].max_gap_ns / 1e6, s[i].gap_at_ns / 1e9);
