@@ -21,23 +21,17 @@ fn signal(sig: &str, pid: &str) {
     assert!(ok, "kill {sig} {pid}");
 }
 
-#[test]
-fn a_stopped_worker_is_the_tail_not_the_99th_percentile() {
+/// One worker, stopped for 300 ms after 600 ms, run 600 ms more: its summary line.
+fn stopped_worker(spin_sleep: &[&str]) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = dir.path().join("progress");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm/guest/progress.c");
     let cc = Command::new("cc").args(["-O2", "-Wall", "-o"]).arg(&bin).arg(&src).status();
     assert!(cc.expect("cc").success(), "cc {}", src.display());
 
-    // one worker: 2 ms spin, 8 ms sleep, so a cycle is about 10 ms
     let pidfile = dir.path().join("pids");
-    let child = Command::new(&bin)
-        .arg("1")
-        .arg(&pidfile)
-        .args(["2000", "8000"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("progress");
+    let child =
+        Command::new(&bin).arg("1").arg(&pidfile).args(spin_sleep).stdout(Stdio::piped()).spawn().expect("progress");
     let t0 = Instant::now();
     let worker = loop {
         if let Ok(s) = std::fs::read_to_string(&pidfile) {
@@ -56,8 +50,12 @@ fn a_stopped_worker_is_the_tail_not_the_99th_percentile() {
     signal("-TERM", &child.id().to_string());
     let out = child.wait_with_output().expect("progress output");
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().next().expect("a summary line");
+    text.lines().next().expect("a summary line").to_string()
+}
 
+/// The stop is the longest pause and the 99.9th percentile; the 99th is an ordinary cycle of
+/// at least `cycle_min` ms.
+fn check(line: &str, cycle_min: f64) {
     assert_eq!(field(line, "alive"), 1.0, "{line}");
     let (max, p99, p999, cycles) =
         (field(line, "max_gap_ms"), field(line, "p99_ms"), field(line, "p999_ms"), field(line, "cycles"));
@@ -67,5 +65,17 @@ fn a_stopped_worker_is_the_tail_not_the_99th_percentile() {
     // the top cycle is more than 0.1% of ~120: the 99.9th percentile is its bucket (1/8 octave)
     assert!(p999 >= 300.0 && p999 <= max * 1.13, "p999 is the stop's bucket: {line}");
     // the 99th is the second-longest cycle: a sleep and a spin, with room for a busy host
-    assert!((8.0..100.0).contains(&p99), "p99 is an ordinary cycle: {line}");
+    assert!((cycle_min..100.0).contains(&p99), "p99 is an ordinary cycle: {line}");
+}
+
+#[test]
+fn a_stopped_worker_is_the_tail_not_the_99th_percentile() {
+    // 2 ms spin, 8 ms sleep: a cycle is about 10 ms, its longest gap the sleep
+    check(&stopped_worker(&["2000", "8000"]), 8.0);
+}
+
+#[test]
+fn a_stop_ending_a_spin_window_counts_in_it() {
+    // spinning only: 10 ms windows, the stop ends one
+    check(&stopped_worker(&[]), 0.0);
 }

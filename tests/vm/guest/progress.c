@@ -87,6 +87,8 @@ int main(int argc, char **argv)
 			s[i].started = 1;
 			for (;;) {
 				uint64_t t = now_ns();
+				/* first: a pause that ends a window belongs to it */
+				if (t - last > cmax) cmax = t - last;
 				if (t - burst >= window) {
 					if (sleep_ns) {
 						struct timespec d = { sleep_ns / 1000000000ull, sleep_ns % 1000000000ull };
@@ -98,8 +100,6 @@ int main(int argc, char **argv)
 					s[i].cycles++;
 					burst = t;
 					cmax = 0;
-				} else if (t - last > cmax) {
-					cmax = t - last;
 				}
 				if (t - last > max) {
 					max = t - last;
