@@ -246,8 +246,12 @@ fn a_hog_gives_way_to_a_wakee_owed_a_whole_slice() {
         s.vtime(q).ret
     };
     let now = 1000 * MS + MS / 10;
+    // charged up to now the hog is at 700.1 ms: a wakee at the cap of its credit, a slice
+    // behind the vtime the hog resumed at, is owed more than a slice once the hog has run at all
     assert_eq!(gives_way(&mut s, 700 * MS - SLICE, now), 1, "owed a whole slice, just resumed");
-    assert_eq!(gives_way(&mut s, 700 * MS - SLICE + 1, now), 0, "owed less than a slice");
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, 1000 * MS), 0, "owed exactly a slice, not resumed yet");
+    assert_eq!(gives_way(&mut s, 700 * MS + MS / 10 - SLICE, now), 0, "owed exactly a slice of the hog's time now");
+    assert_eq!(gives_way(&mut s, 700 * MS + MS / 10 - SLICE - 1, now), 1, "owed just over a slice");
     // the same task, woken less than a slice ago, is no hog
     a.min_ns = now - SLICE + 1;
     s.vtime(a);

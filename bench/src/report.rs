@@ -70,6 +70,12 @@ cores): throughput grows with CPUs, so it shows parallel speed; any other load o
 unevenly, so compare only within one boot, and the boot itself moves every column: this table is one \
 sample, and a verdict pools boots (bench/parallel.sh --boots N, scx_sis_bench --pool)";
 
+/// The same with qemu's main thread at SCHED_FIFO (SCX_SIS_VM_QEMU_RT=1, tests/vm/vm.sh).
+const MTTCG_RT_NOTE: &str = "qemu multi-threaded TCG (emulated CPUs, one host thread per vCPU, vCPUs <= host \
+cores), qemu's main thread at SCHED_FIFO: the guest's timers fire on time while both vCPUs spin (for latency \
+beside hogs), and that thread preempts a vCPU thread at each of its wakeups (throughput lower than without); \
+compare only within one boot, and pool boots for a verdict (bench/parallel.sh --boots N, scx_sis_bench --pool)";
+
 /// The CPUs are qemu's TCG (its model name says so; under KVM it is the host's).
 fn emulated(host: &HostInfo) -> bool {
     host.cpu_model.contains("QEMU TCG")
@@ -79,6 +85,7 @@ fn emulated(host: &HostInfo) -> bool {
 fn rig_note(host: &HostInfo) -> Option<&'static str> {
     match (emulated(host), host.rig.as_str()) {
         (true, "mttcg") => Some(MTTCG_NOTE),
+        (true, "mttcg-rt") => Some(MTTCG_RT_NOTE),
         (true, _) => Some(TCG_NOTE),
         _ => None,
     }
@@ -808,6 +815,10 @@ pub(crate) mod tests {
         res.host.rig = "mttcg".into();
         let t = format_report(&res);
         assert!(t.contains("# qemu multi-threaded TCG") && !t.contains("not as parallel speed"), "{t}");
+        assert!(!t.contains("SCHED_FIFO"), "{t}");
+        res.host.rig = "mttcg-rt".into();
+        let t = format_report(&res);
+        assert!(t.contains("# qemu multi-threaded TCG") && t.contains("main thread at SCHED_FIFO"), "{t}");
     }
 
     #[test]

@@ -16,6 +16,13 @@
 # rig here whose throughput grows with vCPUs. It refuses more vCPUs than host cores (vCPU threads
 # would then take turns, and throughput would measure the host) unless --oversubscribe.
 #
+# SCX_SIS_VM_QEMU_RT=1 (with --mttcg): run qemu's main thread SCHED_FIFO (priority 5, reset on
+# fork; needs root). That thread fires the guest's timers, and at normal priority the host runs it
+# behind the two vCPU threads whenever both spin: beside 2 CPU hogs cyclictest's wakeups then come
+# 3-5 ms late under any guest scheduler. Raised, the timers fire on time, but the thread preempts
+# a vCPU thread at each wakeup, and hackbench ran 20-40% slower under both schedulers. So it is a
+# choice of what to measure: latency beside hogs with it, throughput without (the default).
+#
 # --boot-timeout SECS: give up (qemu killed, exit 124, 'boot hung' in the log) when the guest has
 # not started the command SECS after qemu started: a boot that hangs (the parallel rig, rarely: an
 # RCU stall before init) then costs SECS, not the whole --timeout.
@@ -33,7 +40,7 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 126; }
+usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 126; }
 die() { echo "vm.sh: error: $*" >&2; exit 126; }
 
 kernel="" cpus="" sockets="" cores="" threads="" memory=4G timeout=900 log="" quiet=0 verbose=0
@@ -129,6 +136,7 @@ chmod +x "$gscript"
 
 # scx_sis_rig= on the guest's command line tells `scx_sis_bench` which rig its numbers come from
 tcg=single rig=tcg-serial; [ "$mttcg" = 1 ] && tcg=multi rig=mttcg
+[ "$mttcg" = 1 ] && [ "${SCX_SIS_VM_QEMU_RT:-0}" = 1 ] && rig=mttcg-rt
 qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=$tcg ${qemu_fw[*]}"
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
@@ -160,6 +168,28 @@ boot_watch() {
     sleep 5; t=$((t + 5))
   done
 }
+# qemu_main_rt PID: find qemu among PID's descendants and raise its main thread to SCHED_FIFO 5
+# (reset on fork: threads it starts later, I/O workers, stay normal). The vCPU threads exist by
+# then and keep their policy (SCX_SIS_VM_QEMU_RT in the header).
+qemu_main_rt() {
+  local t=0 q="" kids p
+  while [ -z "$q" ] && [ "$t" -lt 600 ] && kill -0 "$1" 2>/dev/null; do
+    kids=$1
+    while [ -n "$kids" ] && [ -z "$q" ]; do
+      kids=$(for p in $kids; do pgrep -P "$p"; done)
+      for p in $kids; do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] && q=$p
+      done
+    done
+    [ -n "$q" ] || { sleep 1; t=$((t + 1)); }
+  done
+  [ -n "$q" ] || return 0
+  if chrt -R -f -p 5 "$q" >/dev/null 2>&1; then
+    echo; echo "vm.sh: qemu's main thread (pid $q) runs SCHED_FIFO 5: the guest's timers fire on time while its vCPUs spin"
+  else
+    echo; echo "vm.sh: note: could not raise qemu's main thread (pid $q) to SCHED_FIFO (not root?): guest timers may fire late while both vCPUs spin"
+  fi
+}
 # timeout(1) runs vng/qemu in its own process group and kills the whole group.
 if [ "$quiet" = 1 ]; then
   timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null >>"$log" 2>&1 &
@@ -172,8 +202,13 @@ fi
 tpid=$!
 [ "$boot_timeout" -gt 0 ] && boot_watch "$tpid" &
 wpid=$!
+rpid=""
+if [ "$mttcg" = 1 ] && [ "${SCX_SIS_VM_QEMU_RT:-0}" = 1 ]; then
+  qemu_main_rt "$tpid" >> "$log" 2>&1 &
+  rpid=$!
+fi
 wait "$tpid"; vrc=$?
-kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+kill "$wpid" $rpid 2>/dev/null; wait "$wpid" $rpid 2>/dev/null
 elapsed=$(( $(date +%s) - start ))
 
 if [ -s "$dmesgfile" ]; then
