@@ -136,7 +136,7 @@ chmod +x "$gscript"
 
 # scx_sis_rig= on the guest's command line tells `scx_sis_bench` which rig its numbers come from
 tcg=single rig=tcg-serial; [ "$mttcg" = 1 ] && tcg=multi rig=mttcg
-[ "$mttcg" = 1 ] && [ "${SCX_SIS_VM_QEMU_RT:-0}" = 1 ] && rig=mttcg-rt
+qemu_rt=0; [ "$mttcg" = 1 ] && [ "${SCX_SIS_VM_QEMU_RT:-0}" = 1 ] && qemu_rt=1 rig=mttcg-rt
 qopts="-smp $cpus,sockets=$sockets,cores=$cores,threads=$threads -cpu max -accel tcg,thread=$tcg ${qemu_fw[*]}"
 # tsc=reliable: single-threaded TCG runs the vCPUs in turn, so the kernel's TSC sync check fails
 # and it falls back to the HPET; every clock read (vDSO included) then becomes an emulated MMIO
@@ -203,7 +203,7 @@ tpid=$!
 [ "$boot_timeout" -gt 0 ] && boot_watch "$tpid" &
 wpid=$!
 rpid=""
-if [ "$mttcg" = 1 ] && [ "${SCX_SIS_VM_QEMU_RT:-0}" = 1 ]; then
+if [ "$qemu_rt" = 1 ]; then
   qemu_main_rt "$tpid" >> "$log" 2>&1 &
   rpid=$!
 fi
