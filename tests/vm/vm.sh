@@ -192,7 +192,8 @@ qemu_main_rt() {
 }
 # timeout(1) runs vng/qemu in its own process group and kills the whole group.
 if [ "$quiet" = 1 ]; then
-  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null >>"$log" 2>&1 &
+  # through a pipe, as below: given the log itself, the console wrote from its start over the header
+  timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null > >(cat >>"$log") 2>&1 &
 else
   # terminal: the command's output only (from 'starting script' on, minus kernel messages)
   timeout -k 20 "$timeout" "${vngcmd[@]}" </dev/null > >(tee -a "$log" |

@@ -133,9 +133,11 @@ progress_check eevdf
 ref_gap=${GAP:-0} ref_p999=${P999:-0}
 ref_rounds=$CHURN_ROUNDS
 check_gt "eevdf: cgroup churn rounds" "$ref_rounds" 0
-# bar FACTOR REF MIN: FACTOR x REF, at least MIN
+# bar FACTOR REF MIN: FACTOR x REF, at least MIN. Both readings are printed to 0.1 ms, so each
+# may be 0.05 under its value: without that, a 99.9th percentile exactly 2x EEVDF's (one octave
+# up, the same place in its bucket: 671.1 against 335.5) failed as 671.1 > 671.
 # (the parentheses matter: a bare '>' in printf's arguments is awk's output redirection)
-bar() { awk -v a="$3" -v g="$2" -v f="$1" 'BEGIN { l = f * g; printf "%d", (l > a ? l : a) }'; }
+bar() { awk -v a="$3" -v g="$2" -v f="$1" 'BEGIN { l = f * (g + 0.05) + 0.05; printf "%.2f", (l > a ? l : a) }'; }
 limit=$(bar "$stall_factor" "$ref_gap" "$max_gap_ms") p999_limit=$(bar "$ref_factor" "$ref_p999" "$p999_min_ms")
 [ -n "$limit" ] && [ -n "$p999_limit" ] || { fail "no pause limits from EEVDF's run"; limit=$max_gap_ms p999_limit=$max_gap_ms; }
 note "EEVDF's pauses under the mixed load: longest ${ref_gap} ms, 99.9th percentile ${ref_p999} ms; scx_sis's may be up to $limit ms (${stall_factor}x, at least ${max_gap_ms}) and $p999_limit ms (${ref_factor}x, at least ${p999_min_ms})"
