@@ -229,7 +229,7 @@ fn wakeup_preempts_after_the_minimum_run() {
 }
 
 #[test]
-fn a_hog_gives_way_to_a_wakee_owed_a_whole_slice() {
+fn a_hog_gives_way_to_a_wakee_owed_half_a_slice() {
     let mut s = sis();
     place(&mut s, 0, 0, 6, false);
     // a hog runnable for a second resumes at vtime 700 ms
@@ -246,12 +246,18 @@ fn a_hog_gives_way_to_a_wakee_owed_a_whole_slice() {
         s.vtime(q).ret
     };
     let now = 1000 * MS + MS / 10;
-    // charged up to now the hog is at 700.1 ms: a wakee at the cap of its credit, a slice
-    // behind the vtime the hog resumed at, is owed more than a slice once the hog has run at all
-    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, now), 1, "owed a whole slice, just resumed");
-    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, 1000 * MS), 0, "owed exactly a slice, not resumed yet");
-    assert_eq!(gives_way(&mut s, 700 * MS + MS / 10 - SLICE, now), 0, "owed exactly a slice of the hog's time now");
-    assert_eq!(gives_way(&mut s, 700 * MS + MS / 10 - SLICE - 1, now), 1, "owed just over a slice");
+    // charged up to now the hog is at 700.1 ms
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE, now), 1, "at the cap of its credit");
+    // near the cap, the hog resumed a moment before: what used to wait for the slice's end
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE + SLICE / 8, 1000 * MS + 10_000), 1, "near the cap, just resumed");
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE / 2, 1000 * MS), 0, "owed exactly half a slice, not resumed yet");
+    assert_eq!(
+        gives_way(&mut s, 700 * MS + MS / 10 - SLICE / 2, now),
+        0,
+        "owed exactly half a slice of the hog's time now"
+    );
+    assert_eq!(gives_way(&mut s, 700 * MS + MS / 10 - SLICE / 2 - 1, now), 1, "owed just over half a slice");
+    assert_eq!(gives_way(&mut s, 700 * MS - SLICE / 4, now), 0, "a quarter slice of credit");
     // the same task, woken less than a slice ago, is no hog
     a.min_ns = now - SLICE + 1;
     s.vtime(a);
