@@ -624,15 +624,15 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		now = scx_bpf_now();
 		min_ns = kthread ? 0 : preempt_min_ns();
 		/*
-		 * A hog alone on its CPU gives way at once (vtime_hog_gives_way).
+		 * A hog alone on its CPU gives way at once (vtime_hog_gives_way:
+		 * the same test without the minimum run, so owed as it says).
 		 * Alone by that CPU's DSQ, and by its local DSQ when it is this
 		 * CPU: a remote CPU's is out of sight, and what waits there would
 		 * run before the wakee anyway.
 		 */
-		if (min_ns && vtime_hog_gives_way(cpu, vtime, now) && scx_bpf_dsq_nr_queued(cpu) <= 0 &&
-		    (cpu != this || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) <= 0))
-			min_ns = 0;
-		owed = vtime_should_preempt(cpu, vtime, now, min_ns);
+		owed = (min_ns && vtime_hog_gives_way(cpu, vtime, now) && scx_bpf_dsq_nr_queued(cpu) <= 0 &&
+			(cpu != this || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) <= 0)) ||
+		       vtime_should_preempt(cpu, vtime, now, min_ns);
 	}
 	/*
 	 * Owed time on its own CPU, and first in line there: straight to that
