@@ -15,7 +15,8 @@ use super::workloads::{self, Scale};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
-    /// wakelat (cyclictest wakeup p99 beside one CPU hog per CPU: schbench's stand-in),
+    /// wakelat (cyclictest wakeup p99 beside one CPU hog per CPU: schbench's stand-in; its
+    /// median comes from the same runs as wakelat-p50),
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-odd,fair-fork,fair-sleep),
     /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide,cg-deep), cg-full (with a
     /// --variant of a small --max-cgroups), gb-sysbench (one

@@ -77,6 +77,8 @@ pub enum Parser {
     Schbench,
     /// cyclictest -h: p99 of the histogram over all threads (usec).
     Cyclictest,
+    /// cyclictest -h: the median (p50) of the same histogram (usec).
+    CyclictestP50,
     /// First capture group (or the whole match) of a regex.
     Regex(String),
     /// The workload's wall-clock time (seconds).

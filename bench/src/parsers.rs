@@ -88,6 +88,8 @@ pub struct WakeLatencies {
     pub samples: u64,
     /// Wakeups at or beyond the histogram's last row.
     pub overflows: u64,
+    /// The median: half the wakeups came this soon or sooner (within the rows: p99 is).
+    pub p50_us: f64,
     pub p99_us: f64,
     /// p99 lies beyond the histogram: `p99_us` is then the max, an upper bound.
     pub p99_overflowed: bool,
@@ -166,18 +168,22 @@ pub fn cyclictest_latencies(out: &str) -> Result<WakeLatencies, String> {
         return Err("cyclictest measured no wakeup".into());
     }
     let max_us = *max.iter().max().unwrap() as f64;
-    // nearest rank: the smallest latency with at least 99% of the samples at or below it
-    let rank = (samples * 99).div_ceil(100);
-    let mut seen = 0;
-    let p99_in_rows = rows.iter().find_map(|(bucket, counts)| {
-        seen += counts.iter().sum::<u64>();
-        (seen >= rank).then_some(*bucket as f64)
-    });
+    // nearest rank: the smallest latency with at least pct% of the samples at or below it
+    let in_rows = |pct: u64| {
+        let rank = (samples * pct).div_ceil(100);
+        let mut seen = 0;
+        rows.iter().find_map(|(bucket, counts)| {
+            seen += counts.iter().sum::<u64>();
+            (seen >= rank).then_some(*bucket as f64)
+        })
+    };
+    let p99_in_rows = in_rows(99);
     let weighted: u64 = avg.iter().zip(&per_thread).map(|(a, n)| a * n).sum();
     Ok(WakeLatencies {
         threads,
         samples,
         overflows: over.iter().sum(),
+        p50_us: in_rows(50).unwrap_or(max_us),
         p99_us: p99_in_rows.unwrap_or(max_us),
         p99_overflowed: p99_in_rows.is_none(),
         avg_us: weighted as f64 / samples as f64,
@@ -256,8 +262,8 @@ pub fn parse(parser: &Parser, out: &str, wall_s: f64) -> Result<f64, String> {
         Parser::Tbench => (parse_tbench(out), "no 'Throughput X MB/sec' line"),
         Parser::Netperf => (parse_netperf(out), "no netperf result line"),
         Parser::Schbench => (parse_schbench(out), "no '99.0th' wakeup latency"),
-        Parser::Cyclictest => match cyclictest_latencies(out) {
-            Ok(l) => (Some(l.p99_us), ""),
+        Parser::Cyclictest | Parser::CyclictestP50 => match cyclictest_latencies(out) {
+            Ok(l) => (Some(if *parser == Parser::Cyclictest { l.p99_us } else { l.p50_us }), ""),
             Err(e) => return Err(format!("cannot read the result: {e}")),
         },
         Parser::Regex(re) => {
@@ -355,6 +361,9 @@ mod tests {
         // per-thread averages 136 and 130 weighted by 2843 and 2853 samples
         assert!((l.avg_us - 132.9947).abs() < 1e-3, "{}", l.avg_us);
         assert_eq!(parse(&Parser::Cyclictest, CYCLICTEST, 9.0), Ok(1380.0));
+        // the median: rank 2848 is reached at 65 us (2370 below it)
+        assert_eq!(l.p50_us, 65.0);
+        assert_eq!(parse(&Parser::CyclictestP50, CYCLICTEST, 9.0), Ok(65.0));
 
         // 263 of 5798 beyond 100 us: p99 is out of the rows, reported as the max
         let o = cyclictest_latencies(CYCLICTEST_OVER).unwrap();

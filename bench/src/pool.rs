@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::model::{Results, Suite};
-use super::report;
 use super::statistics::{amean, reg_inc_beta, t_two_sided_p, variance, Direction, ALPHA};
 use super::usage;
+use super::{report, wakelat};
 
 /// A measured run whose host steal reached this share (percent of the host's CPU time) is
 /// counted as disturbed.
@@ -78,7 +78,9 @@ impl Boot {
         if !path.is_file() {
             return Err(usage(format!("--pool {}: no results.json there", dir.display())));
         }
-        let res = report::read_json(&path)?;
+        let mut res = report::read_json(&path)?;
+        // a session from before the median was kept: from its histograms, where they are
+        wakelat::derive_p50(&mut res, dir);
         let host = match std::fs::read_to_string(dir.join("host-stat.txt")) {
             Ok(t) => Some(HostStat::parse(&t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -104,7 +106,8 @@ impl Boot {
         let host = self.host.as_ref()?;
         let (a, b) = self.span()?;
         let whole = host.steal_pct(a, b)?;
-        let runs: Vec<_> = self.res.runs.iter().filter(|r| !r.warmup && r.ok).collect();
+        // a wakelat-p50 run is its wakelat run read again, not another run
+        let runs: Vec<_> = self.res.runs.iter().filter(|r| !r.warmup && r.ok && r.suite != wakelat::P50_NAME).collect();
         let hit = runs
             .iter()
             .filter(|r| {

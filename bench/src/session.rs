@@ -16,7 +16,7 @@ use super::cli::{build_suites, build_variants, BenchArgs};
 use super::host::{host_info, init_counters, local_time, nproc, preflight};
 use super::model::{self, Config, Results, FORMAT_VERSION};
 use super::plan::plan_text;
-use super::{cg_scale, idle_scale, plot, pool, report, runner, sched, usage, workloads};
+use super::{cg_scale, idle_scale, plot, pool, report, runner, sched, usage, wakelat, workloads};
 
 fn fmt_secs(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
@@ -67,7 +67,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if !path.is_file() {
             return Err(usage(format!("--report {}: no results.json there", dir.display())));
         }
-        let res = report::read_json(&path)?;
+        let mut res = report::read_json(&path)?;
+        // a session from before the median was kept: from its histograms (results.json untouched)
+        wakelat::derive_p50(&mut res, dir);
         let table = render(&res, dir)?;
         print!("{table}");
         return Ok(());
@@ -180,6 +182,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     drop(ctl); // detaches anything still attached
     drop(deep); // the chain, empty now
     res.runs = records;
+    wakelat::derive_p50(&mut res, &out);
     match &outcome {
         Ok(()) => res.complete = true,
         Err(e) => res.aborted = Some(format!("{e:#}")),

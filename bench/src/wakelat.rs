@@ -8,6 +8,10 @@
 //! forks the hogs (fairness.rs's, killed on every way out), runs cyclictest, and prints its
 //! output without the histogram's all-zero rows (HIST_US rows otherwise, megabytes per run) and a
 //! summary line; the suite's parser reads p99 from that histogram.
+//!
+//! The median comes from the same runs: `derive_p50` reads each run's saved histogram again
+//! into a second suite, `wakelat-p50`, so both figures get their mean, CV and t without a
+//! second cyclictest (a session's own results, `--report` and `--pool` of one that lacks it).
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -17,12 +21,14 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::fairness::Hogs;
-use super::model::{Param, Parser, Scale, Suite};
-use super::parsers::cyclictest_latencies;
+use super::model::{Param, Parser, Results, Scale, Suite};
+use super::parsers::{cyclictest_latencies, parse};
 use super::statistics::Direction;
 use scx_sis::error::usage_err;
 
 pub const NAME: &str = "wakelat";
+/// The median of the same runs (`derive_p50`).
+pub const P50_NAME: &str = "wakelat-p50";
 
 /// Histogram rows (1 us each): a saturated 8-vCPU TCG guest wakes in tens of ms, and p99 must
 /// stay inside the rows (beyond them only the max is known); 800 KB per thread.
@@ -78,6 +84,47 @@ pub fn suite(sc: &Scale, exe: &Path) -> Suite {
         timeout_s: secs as u64 + warm.ceil() as u64 + 120,
         params: vec![Param { label: format!("{n}+{n}"), command }],
     }
+}
+
+/// Add `wakelat-p50` to a session that ran wakelat and lacks it: each wakelat run's median,
+/// read from its histogram under `dir` (`RunRecord::raw`), as a run of that suite, right after
+/// wakelat. Counters stay with the p99 runs (one table of them is enough). False, and nothing
+/// added, when there is no wakelat suite, the median is there already, or no histogram is
+/// readable (a session copied without its `raw/`).
+pub fn derive_p50(res: &mut Results, dir: &Path) -> bool {
+    let Some(at) = res.suites.iter().position(|s| s.name == NAME) else { return false };
+    if res.suites.iter().any(|s| s.name == P50_NAME) {
+        return false;
+    }
+    let base = &res.suites[at];
+    let suite = Suite {
+        name: P50_NAME.into(),
+        title: format!("{}-p50", base.title),
+        metric: base.metric.replacen("p99 wakeup latency", "median (p50) wakeup latency", 1),
+        parser: Parser::CyclictestP50,
+        ..base.clone()
+    };
+    let mut derived = vec![];
+    for r in res.runs.iter().filter(|r| r.suite == NAME) {
+        let mut d = r.clone();
+        d.suite = P50_NAME.into();
+        (d.telemetry, d.telemetry_error, d.system, d.window, d.work) = (None, None, None, None, None);
+        if r.ok {
+            let text = r.raw.as_ref().and_then(|raw| std::fs::read_to_string(dir.join(raw)).ok());
+            match text.map(|t| parse(&suite.parser, &t, r.wall_s.unwrap_or(0.0))) {
+                Some(Ok(v)) => d.value = Some(v),
+                Some(Err(e)) => (d.ok, d.value, d.error) = (false, None, Some(e)),
+                None => (d.ok, d.value, d.error) = (false, None, Some("its histogram is not there".into())),
+            }
+        }
+        derived.push(d);
+    }
+    if !derived.iter().any(|d| d.value.is_some()) {
+        return false;
+    }
+    res.suites.insert(at + 1, suite);
+    res.runs.extend(derived);
+    true
 }
 
 /// A histogram row with no sample: digits only, every count 0.
@@ -189,6 +236,41 @@ mod tests {
         assert!(dropped > 1000 && kept.len() < CYCLICTEST.len() / 2, "{dropped}");
         assert_eq!(kept.lines().count() + dropped, CYCLICTEST.lines().count());
         assert_eq!(cyclictest_latencies(&kept), cyclictest_latencies(CYCLICTEST));
+    }
+
+    /// The median is derived from the p99 runs' histograms, once, and only where they are.
+    #[test]
+    fn p50_from_the_same_runs() {
+        use crate::model::RunRecord;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("raw/wakelat")).unwrap();
+        std::fs::write(dir.path().join("raw/wakelat/a.txt"), CYCLICTEST).unwrap();
+        let run = |seq, ok, raw: &str| RunRecord {
+            seq,
+            suite: NAME.into(),
+            param: "8+8".into(),
+            variant: "EEVDF".into(),
+            ok,
+            value: ok.then_some(1380.0),
+            raw: Some(raw.into()),
+            ..Default::default()
+        };
+        let mut res = Results {
+            suites: vec![suite(&scale(false, None), Path::new("/x/scx_sis"))],
+            runs: vec![run(1, true, "raw/wakelat/a.txt"), run(2, false, "raw/wakelat/b.txt")],
+            ..Default::default()
+        };
+        // no histogram readable: nothing added
+        assert!(!derive_p50(&mut res.clone(), &dir.path().join("elsewhere")));
+        assert!(derive_p50(&mut res, dir.path()));
+        assert_eq!(res.suites.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), [NAME, P50_NAME]);
+        assert_eq!(res.suites[1].parser, Parser::CyclictestP50);
+        assert!(res.suites[1].metric.starts_with("median (p50) wakeup latency"), "{}", res.suites[1].metric);
+        let p50: Vec<_> = res.runs.iter().filter(|r| r.suite == P50_NAME).map(|r| (r.seq, r.ok, r.value)).collect();
+        assert_eq!(p50, [(1, true, Some(65.0)), (2, false, None)]);
+        // once
+        assert!(!derive_p50(&mut res, dir.path()));
+        assert_eq!(res.runs.len(), 4);
     }
 
     /// The real probe, briefly, on this host (no scheduler needed): hogs, then cyclictest.
