@@ -19,7 +19,7 @@
 #   EEVDF, with a small CV.
 # Suites (--suites: a subset, e.g. to split the A/B into shorter boots): hackbench over pipes and
 # sockets (1, 2, 4 groups), tbench (1, 2 clients), netperf TCP_RR and UDP_RR, a pipe round trip
-# between two processes and between two threads (perf bench sched pipe), wakelat (p99 wakeup
+# between two processes and between two threads (perf bench sched pipe), wakelat (p99 and median wakeup
 # latency beside a hog per CPU), fair-sleep and fair-fork rates.
 # Results: --out (default bench-results/parallel-<kernel>-<topology>-<stamp>/): table.txt, ...
 set -uo pipefail
@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --no-peers) peers=0; shift ;;
     --rig-check) rigcheck=1; shift ;;
     --out) out=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     --) shift; more=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac

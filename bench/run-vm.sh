@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
     --bench-bin) bench_bin=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     --) shift; bench=("$@"); break ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
