@@ -98,6 +98,7 @@ struct task_ctx {
 	u32 exec_pending;	/* exec'd since its last placement */
 	u32 new_task;		/* not run yet: its first enqueue may preempt like a wakeup */
 	u32 affine_placed;	/* queued behind its waker (sync, nothing idle): no preemption */
+	u32 sync_woken;		/* its last wakeup was sync: in line for ops.enqueue (wake_credit) */
 	s32 rotate_to;		/* its slice ended and it rotates there (balance.bpf.h); -1: no */
 	u32 weight;		/* task_weight() while runnable (task_weight_kept); 0: to compute */
 	u64 runnable_at;	/* its first run since it last woke (or was forked): only hogs rotate */
@@ -318,7 +319,8 @@ static __always_inline void insert_local(struct task_struct *p, struct task_ctx 
 {
 	if (tctx) {
 		p->scx.dsq_vtime = vtime_place(&tctx->ts, p->scx.dsq_vtime, cpu, true,
-					       tctx_load_weight(p, tctx));
+					       tctx_load_weight(p, tctx), wake_credit(false));
+		tctx->sync_woken = 0;
 		task_account(p, tctx, cpu);
 	}
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
@@ -453,9 +455,12 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	bool is_idle = false, exec = false;
 	s32 cpu;
 
-	if (tctx && tctx->exec_pending) {
-		tctx->exec_pending = 0;
-		exec = true;
+	if (tctx) {
+		if (tctx->exec_pending) {
+			tctx->exec_pending = 0;
+			exec = true;
+		}
+		tctx->sync_woken = !!(wake_flags & bpf_core_enum_value(enum scx_wake_flags, SCX_WAKE_SYNC));
 	}
 	if (gb_enabled && (cpu = gb_select(p, prev_cpu)) >= 0)
 		is_idle = true;
@@ -581,7 +586,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP, kthread = is_pcpu_kthread(p), new = false;
-	bool gb_kick = false, affine = false, owed = false;
+	bool gb_kick = false, affine = false, owed = false, in_line = false;
 	u64 vtime = p->scx.dsq_vtime, now, min_ns;
 	s32 cpu, this = bpf_get_smp_processor_id();
 
@@ -606,12 +611,16 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->new_task = 0;
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
+		/* a sync wakee joining a queue takes its place in line (wake_credit) */
+		in_line = wakeup && tctx->sync_woken && cpu_has_waiting(cpu);
+		tctx->sync_woken = 0;
 		/*
 		 * Counted where it waits (a rotated task's weight leaves the busier
 		 * CPU now), first: the placement caps lag by its weight as counted.
 		 */
 		task_account(p, tctx, cpu);
-		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx));
+		vtime = vtime_place(&tctx->ts, vtime, cpu, wakeup, tctx_load_weight(p, tctx),
+				    wake_credit(in_line));
 	}
 	/*
 	 * A woken or new task owed time runs soon, not after every queued hog;
@@ -991,6 +1000,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	tctx->exec_pending = 0;
 	tctx->new_task = 0;
 	tctx->affine_placed = 0;
+	tctx->sync_woken = 0;
 	tctx->rotate_to = -1;
 	tctx->weight = 0;
 	tctx->runnable_at = 0;

@@ -252,7 +252,8 @@ int test_vtime(struct vtime_args *a)
 	ts = &test_tasks[slot];
 	switch (a->op) {
 	case VT_PLACE:
-		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag, a->weight);
+		a->vtime = vtime_place(ts, a->vtime, a->cpu, a->flag & 1, a->weight,
+				       wake_credit(a->flag & 2));
 		break;
 	case VT_RUNNING:
 		a->vtime = vtime_running(a->cpu, ts, a->vtime, a->weight, a->now, a->min_ns, a->now);

@@ -69,7 +69,7 @@ struct vtime_args {
 	u64 vtime;		/* in: the task's vtime; out: the result */
 	u64 now;
 	u64 min_ns;		/* should_preempt: curr's minimum run; running: when it woke */
-	u32 flag;		/* wakeup (place), alone (update/stop) */
+	u32 flag;		/* place: 1 wakeup, 2 in line (no credit); update/stop: alone */
 	s32 ret;		/* preempt: 1 / 0 */
 };
 

@@ -32,6 +32,14 @@ fn place(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool) -> u64 {
     place_weighing(s, slot, vtime, cpu, wakeup, 0)
 }
 
+// a sync wakee joining others already waiting on @cpu (wake_credit)
+fn place_in_line(s: &mut Sis, slot: u32, vtime: u64, cpu: i32) -> u64 {
+    let mut a = op(vtime_test_op_VT_PLACE, slot, cpu);
+    a.vtime = vtime;
+    a.flag = 1 | 2;
+    s.vtime(a).vtime
+}
+
 // weight in cpu.weight units (100: nice 0); 0 is taken as nice 0
 fn place_weighing(s: &mut Sis, slot: u32, vtime: u64, cpu: i32, wakeup: bool, weight: u32) -> u64 {
     let mut a = op(vtime_test_op_VT_PLACE, slot, cpu);
@@ -76,6 +84,23 @@ fn lag_carries_to_another_cpu() {
     assert_eq!(place(&mut s, 0, 102 * MS, 9, false), 7002 * MS);
     // and owing 1 ms comes back owing 1 ms
     assert_eq!(place(&mut s, 0, 6999 * MS, 0, false), 99 * MS);
+}
+
+#[test]
+fn sync_wakee_in_line_gets_no_credit_and_keeps_its_debt() {
+    let mut s = sis();
+    set_clock(&mut s, 3, 500 * MS);
+    place(&mut s, 1, 0, 3, false);
+    // slept long: in line it starts at the clock, behind every task queued before it
+    assert_eq!(place_in_line(&mut s, 1, 500 * MS - 50 * SLICE, 3), 500 * MS);
+    // the same wakeup beside a lone runner keeps a slice of credit
+    assert_eq!(place(&mut s, 1, 500 * MS - 50 * SLICE, 3, true), 500 * MS - SLICE);
+    // a debt is carried as for any wakeup, capped at two slices
+    assert_eq!(place_in_line(&mut s, 1, 500 * MS + SLICE, 3), 500 * MS + SLICE);
+    assert_eq!(place_in_line(&mut s, 1, 500 * MS + 40 * SLICE, 3), 500 * MS + 2 * SLICE);
+    // onto another CPU: measured against that CPU's clock, no credit either
+    set_clock(&mut s, 12, 9000 * MS);
+    assert_eq!(place_in_line(&mut s, 1, 500 * MS - 3 * SLICE, 12), 9000 * MS);
 }
 
 #[test]
