@@ -16,7 +16,8 @@ use super::workloads::{self, Scale};
 pub struct BenchArgs {
     /// Comma-separated suites: hackbench, tbench, netperf (= netperf-udp,netperf-tcp), schbench,
     /// wakelat (cyclictest wakeup p99 beside one CPU hog per CPU: schbench's stand-in; its
-    /// median comes from the same runs as wakelat-p50),
+    /// median comes from the same runs as wakelat-p50), pipelat (a pipe round trip beside one
+    /// hog per CPU, pinned and unpinned: sync wakeups' latency; median as pipelat-p50),
     /// fairness (= fair-nice1,fair-nice8,fair-spread,fair-odd,fair-fork,fair-sleep),
     /// cgroups (= cg-weight,cg-threads,cg-nested,cg-wide,cg-deep), cg-full (with a
     /// --variant of a small --max-cgroups), gb-sysbench (one
@@ -106,7 +107,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub hackbench_loops: Option<u32>,
 
-    /// Seconds per tbench/netperf/schbench/wakelat run [default: 5, netperf 3; 2/1 with --quick].
+    /// Seconds per tbench/netperf/schbench/wakelat run [default: 5, netperf 3, pipelat 3; 2/1 with --quick].
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u32>,
 

@@ -9,7 +9,7 @@
 //! - `cli`: the command line and the variants and suites it asks for;
 //! - `host`: what is recorded about the machine, and whether it can attach schedulers;
 //! - `plan`: the plan text (--dry-run); `session`: one session start to end (the entry, `run`);
-//! - `workloads`: the suite catalogue (`fairness`, `gbbench`, `wakelat`: suites run through
+//! - `workloads`: the suite catalogue (`fairness`, `gbbench`, `wakelat`, `pipelat`: suites run through
 //!   hidden scx_sis_bench subcommands); `tools`: the programs the suites need; `parsers`: the
 //!   numbers read from their output; `executor`: runs one workload as child processes;
 //! - `sched`: attach/detach through sysfs, telemetry; `runner`: the interleaved loop over the
@@ -30,6 +30,7 @@ pub mod host;
 pub mod idle_scale;
 pub mod model;
 pub mod parsers;
+pub mod pipelat;
 pub mod plan;
 pub mod plot;
 pub mod pool;

@@ -1,13 +1,13 @@
 //! scx_sis_bench: the command line → one benchmark session (`session::run`), or one of the
 //! workloads the suites run as child processes of this binary (hidden `__fairness`,
-//! `__gbbench`, `__wakelat`).
+//! `__gbbench`, `__wakelat`, `__pipelat`).
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
 use scx_sis::error::main_with;
-use scx_sis_bench::{fairness, gbbench, wakelat, BenchArgs};
+use scx_sis_bench::{fairness, gbbench, pipelat, wakelat, BenchArgs};
 
 /// scx_sis_bench: A/B benchmark: run workloads alternately under the kernel's fair scheduler
 /// and under scx_sis (variants and peer schedulers too), hot-swapping between runs; prints an
@@ -33,6 +33,9 @@ enum Workload {
     /// The wakelat workload: CPU hogs around cyclictest (internal).
     #[command(name = "__wakelat", hide = true)]
     WakeLat(wakelat::ProbeArgs),
+    /// The pipelat workload: a pipe round trip beside CPU hogs (internal).
+    #[command(name = "__pipelat", hide = true)]
+    PipeLat(pipelat::ProbeArgs),
 }
 
 fn run(opts: Opts) -> Result<()> {
@@ -41,6 +44,7 @@ fn run(opts: Opts) -> Result<()> {
         Some(Workload::Fairness(a)) => fairness::probe(a),
         Some(Workload::GbBench(a)) => gbbench::probe(a),
         Some(Workload::WakeLat(a)) => wakelat::probe(a),
+        Some(Workload::PipeLat(a)) => pipelat::probe(a),
     }
 }
 

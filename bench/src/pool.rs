@@ -106,8 +106,9 @@ impl Boot {
         let host = self.host.as_ref()?;
         let (a, b) = self.span()?;
         let whole = host.steal_pct(a, b)?;
-        // a wakelat-p50 run is its wakelat run read again, not another run
-        let runs: Vec<_> = self.res.runs.iter().filter(|r| !r.warmup && r.ok && r.suite != wakelat::P50_NAME).collect();
+        // a -p50 run is its p99 run read again, not another run
+        let runs: Vec<_> =
+            self.res.runs.iter().filter(|r| !r.warmup && r.ok && !wakelat::is_derived(&r.suite)).collect();
         let hit = runs
             .iter()
             .filter(|r| {

@@ -86,35 +86,63 @@ pub fn suite(sc: &Scale, exe: &Path) -> Suite {
     }
 }
 
-/// Add `wakelat-p50` to a session that ran wakelat and lacks it: each wakelat run's median,
-/// read from its histogram under `dir` (`RunRecord::raw`), as a run of that suite, right after
-/// wakelat. Counters stay with the p99 runs (one table of them is enough). False, and nothing
-/// added, when there is no wakelat suite, the median is there already, or no histogram is
-/// readable (a session copied without its `raw/`).
+/// Add the medians read again from the runs of a suite that keeps them beside its p99 (wakelat's
+/// histograms, pipelat's summary line) to a session that ran it and lacks them. True when
+/// something was added.
 pub fn derive_p50(res: &mut Results, dir: &Path) -> bool {
-    let Some(at) = res.suites.iter().position(|s| s.name == NAME) else { return false };
-    if res.suites.iter().any(|s| s.name == P50_NAME) {
+    let wake = derive_from(
+        res,
+        dir,
+        NAME,
+        P50_NAME,
+        Parser::CyclictestP50,
+        ("p99 wakeup latency", "median (p50) wakeup latency"),
+    );
+    let pipe = derive_from(
+        res,
+        dir,
+        super::pipelat::NAME,
+        super::pipelat::P50_NAME,
+        Parser::Regex(super::pipelat::P50_RE.into()),
+        ("p99 round trip", "median (p50) round trip"),
+    );
+    wake || pipe
+}
+
+/// The runs whose figure is another run's output read again: not runs of their own.
+pub fn is_derived(suite: &str) -> bool {
+    suite == P50_NAME || suite == super::pipelat::P50_NAME
+}
+
+/// Add suite `p50` to a session that ran `base` and lacks it: each `base` run's median, read
+/// from its saved output under `dir` (`RunRecord::raw`), as a run of that suite, right after
+/// `base`. Counters stay with the p99 runs (one table of them is enough). False, and nothing
+/// added, when there is no `base` suite, the median is there already, or no output is readable
+/// (a session copied without its `raw/`).
+fn derive_from(res: &mut Results, dir: &Path, base: &str, p50: &str, parser: Parser, metric: (&str, &str)) -> bool {
+    let Some(at) = res.suites.iter().position(|s| s.name == base) else { return false };
+    if res.suites.iter().any(|s| s.name == p50) {
         return false;
     }
-    let base = &res.suites[at];
+    let b = &res.suites[at];
     let suite = Suite {
-        name: P50_NAME.into(),
-        title: format!("{}-p50", base.title),
-        metric: base.metric.replacen("p99 wakeup latency", "median (p50) wakeup latency", 1),
-        parser: Parser::CyclictestP50,
-        ..base.clone()
+        name: p50.into(),
+        title: format!("{}-p50", b.title),
+        metric: b.metric.replacen(metric.0, metric.1, 1),
+        parser,
+        ..b.clone()
     };
     let mut derived = vec![];
-    for r in res.runs.iter().filter(|r| r.suite == NAME) {
+    for r in res.runs.iter().filter(|r| r.suite == base) {
         let mut d = r.clone();
-        d.suite = P50_NAME.into();
+        d.suite = p50.into();
         (d.telemetry, d.telemetry_error, d.system, d.window, d.work) = (None, None, None, None, None);
         if r.ok {
             let text = r.raw.as_ref().and_then(|raw| std::fs::read_to_string(dir.join(raw)).ok());
             match text.map(|t| parse(&suite.parser, &t, r.wall_s.unwrap_or(0.0))) {
                 Some(Ok(v)) => d.value = Some(v),
                 Some(Err(e)) => (d.ok, d.value, d.error) = (false, None, Some(e)),
-                None => (d.ok, d.value, d.error) = (false, None, Some("its histogram is not there".into())),
+                None => (d.ok, d.value, d.error) = (false, None, Some("its output is not there".into())),
             }
         }
         derived.push(d);
@@ -271,6 +299,36 @@ mod tests {
         // once
         assert!(!derive_p50(&mut res, dir.path()));
         assert_eq!(res.runs.len(), 4);
+    }
+
+    /// pipelat's median comes from its runs' saved output too.
+    #[test]
+    fn pipelat_p50_from_the_same_runs() {
+        use crate::model::RunRecord;
+        use crate::pipelat::{suite, NAME, P50_NAME};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "pipelat: p99 900.0 us, p50 80.5 us, mean 1 us\n").unwrap();
+        let run = RunRecord {
+            seq: 1,
+            suite: NAME.into(),
+            param: "pinned".into(),
+            variant: "EEVDF".into(),
+            ok: true,
+            value: Some(900.0),
+            raw: Some("a.txt".into()),
+            ..Default::default()
+        };
+        let mut res = Results {
+            suites: vec![suite(&Scale { nproc: 2, ..scale(false, None) }, Path::new("/x"))],
+            runs: vec![run],
+            ..Default::default()
+        };
+        assert!(derive_p50(&mut res, dir.path()));
+        assert_eq!(res.suites.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), [NAME, P50_NAME]);
+        assert!(res.suites[1].metric.starts_with("median (p50) round trip"), "{}", res.suites[1].metric);
+        let p50: Vec<_> = res.runs.iter().filter(|r| r.suite == P50_NAME).map(|r| r.value).collect();
+        assert_eq!(p50, [Some(80.5)]);
+        assert!(is_derived(P50_NAME) && !is_derived(NAME));
     }
 
     /// The real probe, briefly, on this host (no scheduler needed): hogs, then cyclictest.

@@ -28,6 +28,8 @@ pub const BUILTIN: &[&str] = &[
     "schbench",
     // schbench's stand-in: cyclictest wakeup p99 beside one hog per CPU (wakelat.rs)
     "wakelat",
+    // a pipe round trip (two sync wakeups) beside one hog per CPU (pipelat.rs)
+    "pipelat",
     // a pipe ping-pong between two processes and between two threads (perf bench sched pipe)
     "pipe",
     // `fairness` = every fair-* suite (fairness.rs)
@@ -299,6 +301,10 @@ pub fn resolve(list: &str, sc: &Scale, skipped: &mut Vec<Skipped>) -> Result<Vec
             super::wakelat::NAME => {
                 let exe = std::env::current_exe().unwrap_or_else(|_| "scx_sis".into());
                 vec![super::wakelat::suite(sc, &exe)]
+            }
+            super::pipelat::NAME => {
+                let exe = std::env::current_exe().unwrap_or_else(|_| "scx_sis".into());
+                vec![super::pipelat::suite(sc, &exe)]
             }
             other => super::fairness::resolve(other, sc).ok_or_else(|| {
                 format!("unknown suite '{other}' (known: {}; or use --cmd NAME=COMMAND)", BUILTIN.join(", "))
