@@ -559,6 +559,14 @@ static __always_inline u64 dsq_head_runnable_at(s32 cpu)
 	return 0;
 }
 
+/* The task first in line on @cpu has been runnable a slice or more without a sleep. */
+static __always_inline bool dsq_head_is_hog(s32 cpu)
+{
+	u64 since = dsq_head_runnable_at(cpu);
+
+	return since && scx_bpf_now() - since >= slice_ns;
+}
+
 /*
  * At @prev's slice end on @cpu, with others waiting there: should it rotate
  * to a CPU one task lighter (balance.bpf.h)? If so, sis_enqueue queues it there.
@@ -611,8 +619,12 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->new_task = 0;
 		affine = tctx->affine_placed;
 		tctx->affine_placed = 0;
-		/* a sync wakee joining a queue takes its place in line (wake_credit) */
-		in_line = wakeup && tctx->sync_woken && cpu_has_waiting(cpu);
+		/*
+		 * A sync wakee joining a queue takes its place in line
+		 * (wake_credit), unless a hog heads it: behind a hog each half
+		 * of a pipe's round trip waited out the hog's slice.
+		 */
+		in_line = wakeup && tctx->sync_woken && cpu_has_waiting(cpu) && !dsq_head_is_hog(cpu);
 		tctx->sync_woken = 0;
 		/*
 		 * Counted where it waits (a rotated task's weight leaves the busier
@@ -791,13 +803,23 @@ static __always_inline void reconcile_busy(s32 cpu)
 	}
 }
 
-/* A task queued here is owed enough by now (vtime_tick_preempt): end curr's slice. */
+/*
+ * A task queued here is owed enough by now (vtime_tick_preempt), or it is a
+ * lone wakee behind a hog (vtime_hog_gives_way): end curr's slice.
+ */
 static __always_inline void tick_preempt(s32 cpu, struct task_struct *curr, u64 now, bool waiting)
 {
 	u64 head;
 
-	if (!curr->scx.slice || !waiting || !dsq_head_vtime(cpu, &head) ||
-	    !vtime_tick_preempt(cpu, head, now))
+	if (!curr->scx.slice || !waiting || !dsq_head_vtime(cpu, &head))
+		return;
+	/*
+	 * The lone wakee is owed what ops.enqueue asks of it, but came while
+	 * the hog was on its way in (dispatched, the overloaded bit still up):
+	 * it would else wait out the hog's slice.
+	 */
+	if (!vtime_tick_preempt(cpu, head, now) &&
+	    !(scx_bpf_dsq_nr_queued(cpu) == 1 && vtime_hog_gives_way(cpu, head, now)))
 		return;
 	curr->scx.slice = 0;
 	stat_inc(STAT_TICK_PREEMPT);

@@ -155,8 +155,9 @@ static __always_inline u64 vtime_carry(u64 vtime, s32 from, s32 to, u32 weight, 
  * there. With a slice of credit it went before every task in line, ran with
  * the few messages written so far and slept again: 1.5-2x the switches per
  * hackbench message of the same scheduler with FIFO queues, and 20-35%
- * slower. In line it reads a batch. Beside a lone runner, or woken by a
- * timer, it keeps its credit (and its preemption); hogs' shares are vtime's.
+ * slower. In line it reads a batch. Beside a lone runner, behind a hog
+ * (ops.enqueue looks at the head of the queue), or woken by a timer, it keeps
+ * its credit (and its preemption); hogs' shares are vtime's.
  */
 static __always_inline u64 wake_credit(bool in_line)
 {

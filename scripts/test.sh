@@ -3,7 +3,8 @@
 # mechanisms through BPF_PROG_TEST_RUN, bench statistics; cargo fmt --check; cargo clippy
 # -D warnings, on the workspace), then the VM tests on both kernels side by side, one guest per
 # host core: 8 vCPUs in 2 LLCs, then 32 vCPUs in 4 LLCs, then the parallel rig's smoke
-# (tests/vm/mttcg_smoke.sh, both kernels). Installs what it needs first.
+# (tests/vm/mttcg_smoke.sh, both kernels) and its pipe latency check (tests/vm/pipelat_check.sh,
+# 6.12). Installs what it needs first.
 #   scripts/test.sh [--host-only | --vm-only | --both | --long]
 # By default the tests whose subject is the kernel's side (attach and detach, exits, stalls,
 # pinned and RT tasks, the ways a task stops being runnable, bad input) run on both kernels and
@@ -154,7 +155,9 @@ wait
 # the parallel rig needs both host cores: after the serial chains
 echo "== the parallel rig's smoke (multi-threaded TCG, QEMU 10, 2 vCPUs): short A/B in blocks, both kernels"
 tests/vm/mttcg_smoke.sh --bin "$bin" 7.3 6.12 >"$logs/mttcg" 2>&1
-runs="v6.12 v7.3"; [ -z "$big_6_12" ] || runs+=" b6.12"; runs+=" b7.3 mttcg"
+echo "== a pipe's round trip beside hogs on the parallel rig (qemu's main thread raised): 6.12"
+tests/vm/pipelat_check.sh --bin "$bin" 6.12 >"$logs/pipelat" 2>&1
+runs="v6.12 v7.3"; [ -z "$big_6_12" ] || runs+=" b6.12"; runs+=" b7.3 mttcg pipelat"
 tally $runs
 rm -rf "$logs"
 
