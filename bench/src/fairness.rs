@@ -406,7 +406,7 @@ pub fn per_cpu_counts(cpus: &[usize], last: &[Option<usize>]) -> String {
 // ---- the workload -----------------------------------------------------------------------------
 
 /// CPUs this process may run on.
-fn allowed_cpus() -> Result<Vec<usize>> {
+pub(super) fn allowed_cpus() -> Result<Vec<usize>> {
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {

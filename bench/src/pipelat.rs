@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use super::fairness::Hogs;
+use super::fairness::{allowed_cpus, Hogs};
 use super::model::{Param, Parser, Scale, Suite};
 use super::statistics::Direction;
 use scx_sis::error::usage_err;
@@ -77,16 +77,6 @@ pub fn suite(sc: &Scale, exe: &Path) -> Suite {
             Param { label: "unpinned".into(), command: command(false) },
         ],
     }
-}
-
-/// The CPUs this process may run on, in order.
-fn allowed_cpus() -> Result<Vec<usize>> {
-    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity fills it
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
-        bail!("sched_getaffinity: {}", std::io::Error::last_os_error());
-    }
-    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
 }
 
 fn pin_self(cpu: usize) -> std::io::Result<()> {
