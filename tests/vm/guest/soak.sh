@@ -175,7 +175,7 @@ done
 pooled() {
   local name=$1 summary; shift
   summary=$("$PROGRESS_BIN" merge "$@")
-  log "$name, ${#@} phases pooled: $summary"
+  log "$name, $# phases pooled: $summary"
   GAP=$(echo "$summary" | sed -n 's/.*max_gap_ms=\([0-9]*\).*/\1/p')
   P999=$(echo "$summary" | sed -n 's/.*p999_ms=\([0-9.]*\).*/\1/p')
   [ -n "$GAP" ] && [ -n "$P999" ] || { fail "$name: no pooled pauses: $summary"; return 1; }
