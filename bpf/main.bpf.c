@@ -681,8 +681,13 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	 * nothing and its idle entry. The kernel drops this kick unless the CPU
 	 * is idle or still balancing: the rest of that window is covered by
 	 * sis_update_idle and by stealers waking an idle victim (steal.bpf.h).
+	 * Where this CPU's rq is the one held here (a wakeup on the task's own
+	 * CPU), the kick's trylock fails every time and it turns into an
+	 * irq_work here and a remote rq lock later. No kick is needed there:
+	 * a balance that dropped that lock looks at its DSQ again before going
+	 * idle (sis_dispatch), and one idle since is in the kernel's mask.
 	 */
-	if (cpu != this)
+	if (cpu != this && (cpu != sis_task_cpu(p) || !builtin_idle || sis_idle_builtin(cpu)))
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	if (owed) {
 		stat_inc(STAT_PREEMPT_KICK);

@@ -118,11 +118,20 @@ static __always_inline bool steal_from(s32 cpu, s32 victim, u64 gap)
 	return steal_from_rank(cpu, victim, gap, 1) || steal_from_rank(cpu, victim, gap, 0);
 }
 
-/* Kick the first CPU of @llc idle by record, @self excepted; true if one was kicked. */
+/*
+ * Kick the first CPU of @llc idle by record, @self excepted; true if one was
+ * kicked. A saturated LLC (every CPU busy by its count) is not walked: that
+ * is when queues form, and the walk would cost a probe per CPU of the LLC.
+ */
 static __always_inline bool kick_idle_in(u32 llc, s32 self)
 {
-	s32 cpu = llc_first_idle(llc, self, NULL);
+	struct llc_topo *lt = llc_topo(llc);
+	struct llc_ctx *l = llc_ctx(llc);
+	s32 cpu;
 
+	if (!lt || !l || READ_ONCE(l->nr_busy) >= (s32)lt->nr_cpus)
+		return false;
+	cpu = llc_first_idle(llc, self, NULL);
 	if (cpu < 0)
 		return false;
 	stat_inc(STAT_KICK_IDLE);

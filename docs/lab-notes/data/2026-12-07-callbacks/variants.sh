@@ -1,13 +1,16 @@
 #!/bin/bash
 # Per-callback BPF time of several scx_sis builds over pinned pipelat runs, interleaved.
-V=${V:?a directory holding main/, nokick/ and noacct/ each with its scx_sis}
+# BUILDS (main nokick noacct): the builds, each a directory under V holding its scx_sis;
+# ROUNDS (3): rounds of one run a build.
+BUILDS=${BUILDS:-main nokick noacct}
+V=${V:?a directory holding a directory with its scx_sis for each of: $BUILDS}
 sysctl -qw kernel.bpf_stats_enabled=1
 snap() { bpftool -j prog show | python3 -c '
 import json,sys
 for p in json.load(sys.stdin):
     if p.get("type")=="struct_ops": print(p.get("name"), p.get("run_time_ns",0), p.get("run_cnt",0))'; }
-for round in 1 2 3; do
-for v in main nokick noacct; do
+for round in $(seq ${ROUNDS:-3}); do
+for v in $BUILDS; do
   $V/$v/scx_sis > /dev/null 2>&1 & pid=$!
   sleep 4
   a=$(snap)
