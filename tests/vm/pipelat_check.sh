@@ -11,6 +11,12 @@
 #    dispatched waited out the hog's slice: 4.2-4.3 ms (CV 2-3%), where it now waits for a
 #    tick: 1.7-2.6 ms (CV 23-34%).
 # SLICE_US is scx_sis's default slice (--slice-us). The medians are printed.
+# A disturbed rig measures nothing: another load on the host (steal, a second VM) stretches every
+# round trip, EEVDF's with scx_sis's (once EEVDF's pinned p99 read 18.6 ms, its median 1.9 ms).
+# A boot is sound when the host's steal over it stayed under 5% and EEVDF's mean pinned p99
+# under 2 x SLICE_US (2.1-3.3 ms in every sound boot on 6.12); else it is booted again, up to
+# BOOTS times, each disturbed boot named in the output. When none is sound, the last is checked
+# against EEVDF in the same boot, stretched alike: pinned at most max(EEVDF's, 1.2 x SLICE_US).
 #   tests/vm/pipelat_check.sh [--bin PATH] [KERNEL...]     (default kernel: 6.12)
 # Last line: 'N passed, M failed', N and M counting kernels. Needs as many host cores as vCPUs (2).
 set -uo pipefail
@@ -21,19 +27,13 @@ bin="$repo/target/release/scx_sis"
 kernels=("$@"); [ ${#kernels[@]} -gt 0 ] || kernels=(6.12)
 SLICE_US=3000
 pass=0 fail=0
-for k in "${kernels[@]}"; do
-  out="$repo/target/pipelat-check-$k" kfail=0
-  rm -rf "$out"
-  echo "== pipelat check, $k: EEVDF vs scx_sis, parallel rig, qemu's main thread raised"
-  SCX_SIS_VM_QEMU_RT=1 "$repo/bench/run-vm.sh" --mttcg --kernel "$k" --sockets 1 --cores 1 --threads 2 \
-    --retries 1 --timeout 900 --bin "$bin" --out "$out" -- --suite pipelat --quick --duration 2 --runs 3 \
-    --warmup 0 --block 3
-  rc=$?
-  [ "$rc" -eq 0 ] && echo "ok: $k: the bench exited 0" || { echo "FAIL: $k: bench/run-vm.sh exited $rc"; kfail=1; }
-  sed -n '/^pipelat-pipe/,/^verdict/p' "$out/table.txt" 2>/dev/null
-  verdict=$(python3 - "$out" "$SLICE_US" <<'PY'
+BOOTS=3
+# verdict DIR [disturbed]: 'ok ...'/'FAIL ...' lines on scx_sis, or one 'DISTURBED ...' line
+# (with 'disturbed': the bounds for a disturbed boot, and no DISTURBED line)
+verdict() {
+  python3 - "$1" "$SLICE_US" "${2:-sound}" <<'PY'
 import json, sys, pathlib
-d, slice_us = pathlib.Path(sys.argv[1]), float(sys.argv[2])
+d, slice_us, mode = pathlib.Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 try:
     r = json.loads((d / "results.json").read_text())
 except Exception as e:
@@ -42,21 +42,67 @@ def mean(suite, param, variant):
     v = [x["value"] for x in r["runs"] if x["suite"] == suite and x["param"] == param
          and x["variant"] == variant and x["ok"] and not x["warmup"] and x["value"] is not None]
     return sum(v) / len(v) if len(v) == 3 else None
+# host steal over the boot: /proc/stat's first line, once a second (bench/run-vm.sh)
+steal = None
+try:
+    rows = [l.split() for l in (d / "host-stat.txt").read_text().splitlines()]
+    rows = [[int(x) for x in w[2:10]] for w in rows if len(w) >= 10 and w[1] == "cpu"]
+    total = sum(rows[-1]) - sum(rows[0])
+    steal = 100.0 * (rows[-1][7] - rows[0][7]) / total if total > 0 else None
+except Exception:
+    pass
+e_pinned = mean("pipelat", "pinned", "EEVDF")
+why = []
+if steal is not None and steal >= 5.0:
+    why.append(f"host steal {steal:.1f}% of its CPU time")
+if e_pinned is not None and e_pinned > 2 * slice_us:
+    why.append(f"EEVDF's pinned p99 {e_pinned:.0f} us > 2 x the slice")
+if why and mode != "disturbed":
+    print("DISTURBED", "; ".join(why)); sys.exit()
 for param in ("unpinned", "pinned"):
     e, x = mean("pipelat", param, "EEVDF"), mean("pipelat", param, "scx_sis")
     e50, x50 = mean("pipelat-p50", param, "EEVDF"), mean("pipelat-p50", param, "scx_sis")
     if e is None or x is None:
         print(f"FAIL {param}: not every run measured (EEVDF {e}, scx_sis {x})"); continue
-    bound = max(2 * e, slice_us) if param == "unpinned" else 1.2 * slice_us
-    what = "max(2 x EEVDF's, the slice)" if param == "unpinned" else "1.2 x the slice"
+    if param == "unpinned":
+        bound, what = max(2 * e, slice_us), "max(2 x EEVDF's, the slice)"
+    elif why:
+        bound, what = max(e, 1.2 * slice_us), "max(EEVDF's, 1.2 x the slice) (a disturbed boot)"
+    else:
+        bound, what = 1.2 * slice_us, "1.2 x the slice"
     print("ok" if x <= bound else "FAIL",
           f"{param}: scx_sis p99 round trip {x:.0f} us <= {what} {bound:.0f} us "
-          f"(EEVDF {e:.0f} us; medians EEVDF {e50 or 0:.0f} us, scx_sis {x50 or 0:.0f} us)")
+          f"(EEVDF {e:.0f} us; medians EEVDF {e50 or 0:.0f} us, scx_sis {x50 or 0:.0f} us; "
+          f"host steal {steal if steal is None else round(steal, 1)}%)")
 PY
-)
+}
+for k in "${kernels[@]}"; do
+  out="$repo/target/pipelat-check-$k" kfail=0 boot=1
+  echo "== pipelat check, $k: EEVDF vs scx_sis, parallel rig, qemu's main thread raised"
+  rm -rf "$out".disturbed-*
+  while :; do
+    rm -rf "$out"
+    SCX_SIS_VM_QEMU_RT=1 "$repo/bench/run-vm.sh" --mttcg --kernel "$k" --sockets 1 --cores 1 --threads 2 \
+      --retries 1 --timeout 900 --bin "$bin" --out "$out" -- --suite pipelat --quick --duration 2 --runs 3 \
+      --warmup 0 --block 3
+    rc=$?
+    sed -n '/^pipelat-pipe/,/^verdict/p' "$out/table.txt" 2>/dev/null
+    v=$(verdict "$out")
+    case "$v" in DISTURBED*) ;; *) break ;; esac
+    echo "note: $k: boot $boot of $BOOTS: the rig was disturbed (${v#DISTURBED }): its figures do not count"
+    [ -d "$out" ] && { rm -rf "$out.disturbed-$boot"; mv "$out" "$out.disturbed-$boot"; }
+    boot=$((boot + 1))
+    if [ "$boot" -gt "$BOOTS" ]; then
+      echo "note: $k: no sound boot in $BOOTS: the last one is checked against EEVDF's, stretched alike"
+      mv "$out.disturbed-$BOOTS" "$out"
+      v=$(verdict "$out" disturbed)
+      break
+    fi
+  done
+  [ "$rc" -eq 0 ] && echo "ok: $k: the bench exited 0" || { echo "FAIL: $k: bench/run-vm.sh exited $rc"; kfail=1; }
   while read -r word rest; do
     if [ "$word" = ok ]; then echo "ok: $k: $rest"; else echo "FAIL: $k: $rest"; kfail=1; fi
-  done <<<"$verdict"
+  done <<<"$v"
   if [ "$kfail" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "$pass passed, $fail failed"
