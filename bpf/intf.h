@@ -81,8 +81,7 @@ struct cpu_sched {
 	u16 bal_seen_xllc;	/* ... the last look across LLCs */
 	u64 last_xllc;		/* ... and when in other LLCs too */
 	u64 nr_avg;		/* nr_runnable averaged over time, x1024 (vtime.bpf.h) */
-	u64 nr_avg_at;		/* when nr_avg and load_avg were last folded (ktime ns); 0: never */
-	u64 load_avg;		/* load averaged over time, as nr_avg (vtime.bpf.h) */
+	u64 nr_avg_at;		/* when nr_avg was last folded (ktime ns); 0: never */
 	u64 curr_woke;		/* when the running task last woke (or was forked) */
 };
 

@@ -319,21 +319,22 @@ static __always_inline bool vtime_tick_preempt(s32 cpu, u64 head, u64 now)
 }
 
 /*
- * Time constant of the averaged runnable count and load (balance.bpf.h's
- * rotation and pull guards): four rotation periods. Over one, a sleeper's wakeup or a kworker's
+ * Time constant of the averaged runnable count (balance.bpf.h's rotation
+ * guard): four rotation periods. Over one, a sleeper's wakeup or a kworker's
  * burst beside hogs made a CPU half a task heavier, and hogs rotated at the
  * rate limit among CPUs that all held two.
  */
 #define NR_AVG_TAU_SLICES	16
 
 /*
- * @avg, last folded at @at, brought up to @now (ktime) with @cur held since:
- * an exponential average, dt / (dt + tau) for 1 - e^(-dt/tau). Never folded
- * (a CPU the host tests set by hand): @cur itself.
+ * @c's runnable count averaged over time (x1024) up to @now (ktime), from its
+ * last fold: an exponential average, dt / (dt + tau) for 1 - e^(-dt/tau).
+ * Never folded (a CPU the host tests set by hand): the count itself.
  */
-static __always_inline u64 avg_at(u64 avg, u64 cur, u64 at, u64 now)
+static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
 {
-	u64 tau = NR_AVG_TAU_SLICES * slice_ns, dt;
+	u64 avg = READ_ONCE(c->nr_avg), at = READ_ONCE(c->nr_avg_at);
+	u64 cur = (u64)READ_ONCE(c->nr_runnable) << 10, tau = NR_AVG_TAU_SLICES * slice_ns, dt;
 
 	if (!at)
 		return cur;
@@ -347,28 +348,14 @@ static __always_inline u64 avg_at(u64 avg, u64 cur, u64 at, u64 now)
 	return avg - (avg - cur) * dt / (dt + tau);
 }
 
-/* @c's runnable count averaged over time (x1024) up to @now */
-static __always_inline u64 nr_avg_at(struct cpu_sched *c, u64 now)
-{
-	return avg_at(READ_ONCE(c->nr_avg), (u64)READ_ONCE(c->nr_runnable) << 10,
-		      READ_ONCE(c->nr_avg_at), now);
-}
-
-/* @c's load averaged over time up to @now */
-static __always_inline u64 load_avg_at(struct cpu_sched *c, u64 now)
-{
-	return avg_at(READ_ONCE(c->load_avg), READ_ONCE(c->load), READ_ONCE(c->nr_avg_at), now);
-}
-
 static __always_inline void load_add(s32 cpu, s64 weight, s32 n, u64 now)
 {
 	struct cpu_sched *c = cpu_sched(cpu);
 
 	if (!c)
 		return;
-	/* what held until now goes into the averages first (racy: a hint) */
+	/* the count that held until now goes into the average first (racy: a hint) */
 	WRITE_ONCE(c->nr_avg, nr_avg_at(c, now));
-	WRITE_ONCE(c->load_avg, load_avg_at(c, now));
 	WRITE_ONCE(c->nr_avg_at, now);
 	__sync_fetch_and_add(&c->load, weight);
 	__sync_fetch_and_add(&c->nr_runnable, n);
