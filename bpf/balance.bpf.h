@@ -13,6 +13,13 @@
  *  - only from a CPU the look before found busiest too: a load is
  *    instantaneous, and a root task's short run (a nice-0 kworker outweighs
  *    a whole CPU of cgroup hogs) must not pull hogs away and back again;
+ *  - by a gap that holds now and over time (the smaller of the two), the
+ *    victim heavier over time by the fair class's imbalance_pct: where tasks
+ *    wake and sleep in bursts (hackbench), instantaneous gaps come and go
+ *    every slice, two looks in a row found one, and their pulls were most of
+ *    the remote rq locks. Over time is the averaged runnable count
+ *    (vtime.bpf.h) at the mean weight of now: a second average folded at
+ *    every load change slowed hackbench;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
@@ -39,6 +46,7 @@
 #include "vtime.bpf.h"
 
 #define BAL_XLLC_EVERY	4
+#define BAL_IMBALANCE_PCT	117	/* a victim's load over ours over time, percent */
 #define BAL_ROTATE_EVERY	4	/* slices between an LLC's rotations */
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
@@ -49,6 +57,8 @@ struct balance_pick {
 	s32 victim;		/* CPU to pull from, or -1 */
 	u32 xllc;		/* it is in another LLC */
 	u64 gap;		/* victim's load minus ours (BAL_GAP_ANY: released) */
+	u64 now;		/* ktime, for the averages */
+	u64 my_avg;		/* our load over time (load_over_time) */
 };
 
 /* the walk's cursor lives in map memory so the verifier's loop converges */
@@ -101,6 +111,41 @@ static __always_inline u64 load_gap(u64 from, u64 to)
 	return from > to ? from - to : 0;
 }
 
+/*
+ * @c's load over time: its runnable count averaged (nr_avg_at) at the mean
+ * weight of its tasks now. Exact for tasks of one weight; with weights mixed,
+ * right as long as the mix holds, which is what a balance of hogs needs.
+ */
+static __always_inline u64 load_over_time(struct cpu_sched *c, u64 now)
+{
+	u64 nr = READ_ONCE(c->nr_runnable), load = READ_ONCE(c->load);
+
+	if (!nr)
+		return 0;
+	return nr_avg_at(c, now) * load / (nr << 10);
+}
+
+/*
+ * @v's load over @my_load now, and over @bp's my_avg over time: the smaller.
+ * No gap unless @v is heavier over time by the fair class's imbalance_pct at
+ * the LLC: a cgroup's tasks share its weight, so a hackbench task weighs a
+ * few units, and the noise of the averages alone was a movable gap.
+ */
+static __always_inline u64 lasting_gap(s32 v, u64 my_load, const struct balance_pick *bp)
+{
+	struct cpu_sched *c = cpu_sched(v);
+	u64 now_gap, avg, avg_gap;
+
+	if (!c)
+		return 0;
+	avg = load_over_time(c, bp->now);
+	if (avg * 100 <= bp->my_avg * BAL_IMBALANCE_PCT)
+		return 0;
+	now_gap = load_gap(READ_ONCE(c->load), my_load);
+	avg_gap = avg - bp->my_avg;
+	return now_gap < avg_gap ? now_gap : avg_gap;
+}
+
 /* Sum of the loads of @llc's CPUs; their number in *@nr. */
 static __always_inline u64 llc_load(u32 llc, u32 *nr)
 {
@@ -147,7 +192,7 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
 			break;
 		if (v == cpu)
 			continue;
-		gap = cpu_released(v) ? BAL_GAP_ANY : load_gap(cpu_load(v), my_load);
+		gap = cpu_released(v) ? BAL_GAP_ANY : lasting_gap(v, my_load, bp);
 		if (gap > bp->gap) {
 			bp->victim = v;
 			bp->gap = gap;
@@ -164,17 +209,19 @@ __noinline int balance_find_in_llc(s32 cpu, u32 llc, u64 my_load, struct balance
  */
 __noinline int balance_find_xllc(s32 cpu, u32 llc, u64 my_load, struct balance_pick *bp)
 {
-	struct balance_pick best = { .victim = -1, .xllc = 1, .gap = 0 };
+	struct balance_pick best = { .victim = -1, .xllc = 1 };
 	u64 mine, other, llc_gap;
 	u32 n_mine, n_other, i;
 
 	if (!bp)
 		return 0;
+	best.now = bp->now;
+	best.my_avg = bp->my_avg;
 	mine = llc_load(llc, &n_mine);
 	if (!n_mine)
 		return 0;
 	bpf_for(i, 0, nr_llcs) {
-		struct balance_pick in = { .victim = -1, .xllc = 1, .gap = 0 };
+		struct balance_pick in = { .victim = -1, .xllc = 1, .now = bp->now, .my_avg = bp->my_avg };
 
 		if (i == llc)
 			continue;
@@ -237,6 +284,9 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	c->last_balance = now;
 	stat_inc(STAT_BALANCE_LOOK);
 	my_load = READ_ONCE(c->load);
+	/* the averaged count's clock: load_add folds it at bpf_ktime_get_ns() */
+	bp->now = bpf_ktime_get_ns();
+	bp->my_avg = load_over_time(c, bp->now);
 
 	balance_find_in_llc(cpu, llc, my_load, bp);
 	if (bp->victim >= 0 && bp->gap == BAL_GAP_ANY)

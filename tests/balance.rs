@@ -107,6 +107,42 @@ fn a_gap_must_last_to_the_next_look() {
     assert_eq!(s.stat(sis_stat_STAT_BALANCE_UNCONFIRMED), 4);
 }
 
+/// Hackbench's CPUs: CPU 5 three tasks heavier now, as some CPU often is for a moment where
+/// tasks wake and sleep in bursts, but not over time (its averaged runnable count). Two looks in
+/// a row found such gaps and pulled 2 000 tasks a run at 8 CPUs; over time holds them back.
+#[test]
+fn a_gap_only_of_the_moment_pulls_nothing() {
+    let mut l = [200; 16];
+    l[5] = 500;
+    // runnable counts averaged over time, x1024: every CPU 2.5 tasks, CPU 5 @avg5
+    let averaged = |s: &mut Sis, avg5: u64| {
+        let at = ktime_now() + SECOND;
+        for cpu in 0..16 {
+            s.set_sched(cpu, |c| {
+                c.nr_avg = if cpu == 5 { avg5 } else { 2560 };
+                c.nr_avg_at = at;
+            });
+        }
+    };
+    let mut s = sis(l);
+    averaged(&mut s, 2560);
+    for i in 0..8 {
+        assert_eq!(s.balance_pick(0, 1000 * MS + i * INTERVAL).victim, -1, "look {i}");
+    }
+    assert_eq!(s.stat(sis_stat_STAT_BALANCE_UNCONFIRMED), 0, "no gap found at all");
+    // heavier over time too (hogs): pulled from, by the smaller gap
+    let mut s = sis(l);
+    averaged(&mut s, 4608);
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + INTERVAL);
+    assert_eq!((p.victim, p.gap), (5, 200), "over time 450 - 250, not the 300 of now");
+    // heavier over time but even now (its extra tasks just left): no pull either
+    let mut s = sis([200; 16]);
+    averaged(&mut s, 4608);
+    assert_eq!(s.balance_pick(0, 1000 * MS).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1);
+}
+
 #[test]
 fn light_cgroup_tasks_balance_too() {
     // cg-wide: a cgroup's weight is shared by its tasks, so a machine of them carries less than
