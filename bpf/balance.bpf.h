@@ -18,8 +18,8 @@
  *    wake and sleep in bursts (hackbench), instantaneous gaps come and go
  *    every slice, two looks in a row found one, and their pulls were most of
  *    the remote rq locks. Over time is the averaged runnable count
- *    (vtime.bpf.h) at the mean weight of now: a second average folded at
- *    every load change slowed hackbench;
+ *    (vtime.bpf.h) at the mean weight of now: no second average to fold at
+ *    every load change, in the callbacks of every wakeup and switch;
  *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
  *    there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
