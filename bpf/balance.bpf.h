@@ -20,8 +20,15 @@
  *    the remote rq locks. Over time is the averaged runnable count
  *    (vtime.bpf.h) at the mean weight of now: no second average to fold at
  *    every load change, in the callbacks of every wakeup and switch;
- *  - a CPU taken by RT/DL (released) gives up any task: nothing of ours runs
- *    there until it comes back;
+ *  - an LLC pulls at most once every BAL_PULL_EVERY slices, whichever of
+ *    its CPUs looks (the fair class balances a busy domain only every
+ *    busy_factor intervals, from one CPU of the group, and moves a batch
+ *    under one lock; sched_ext moves a task a call): on 7.3, gaps of
+ *    hackbench's bursts held over time often enough for 2 000-3 800 pulls
+ *    a run at 8 CPUs. 16 slices cut more, but cg-wide, whose pulls come in
+ *    bursts, read lower;
+ *  - a CPU taken by RT/DL (released) gives up any task at once: nothing of
+ *    ours runs there until it comes back;
  *  - a fork or exec that found no idle CPU goes to the least-loaded CPU of
  *    the idlest LLC (the fair class's idlest group / idlest CPU), not to prev;
  *  - rotation: when tasks do not divide among CPUs (17 hogs on 8 CPUs), no
@@ -48,6 +55,7 @@
 #define BAL_XLLC_EVERY	4
 #define BAL_IMBALANCE_PCT	117	/* a victim's load over ours over time, percent */
 #define BAL_ROTATE_EVERY	4	/* slices between an LLC's rotations */
+#define BAL_PULL_EVERY	8	/* slices between an LLC's pulls */
 #define BAL_GAP_ANY	(~0ULL)		/* victim released: any task may go */
 
 /* balance_on is overload.bpf.h's: the overloaded map is kept for the balance too */
@@ -261,9 +269,26 @@ static __always_inline bool balance_confirmed(u16 *seen, s32 victim, u64 since, 
 }
 
 /*
- * Whom @cpu should pull from now, or -1: rate-limited per CPU. The LLC
- * first; other LLCs only when the LLC has no movable gap. A CPU taken by
- * RT/DL at once, any other one when two looks in a row find it.
+ * @llc's pull is due at @now: none within BAL_PULL_EVERY slices before.
+ * Stamped when due: the pick is pulled from next.
+ */
+static __always_inline bool balance_pull_due(s32 llc, u64 now)
+{
+	struct llc_ctx *l = llc_ctx(llc);
+
+	if (!l || now - READ_ONCE(l->last_pull) < BAL_PULL_EVERY * slice_ns) {
+		stat_inc(STAT_BALANCE_PACED);
+		return false;
+	}
+	WRITE_ONCE(l->last_pull, now);
+	return true;
+}
+
+/*
+ * Whom @cpu should pull from now, or -1: rate-limited per CPU, and per LLC
+ * once confirmed (balance_pull_due). The LLC first; other LLCs only when
+ * the LLC has no movable gap. A CPU taken by RT/DL at once, any other one
+ * when two looks in a row find it.
  */
 __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 {
@@ -292,8 +317,12 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	if (bp->victim >= 0 && bp->gap == BAL_GAP_ANY)
 		return bp->victim;
 	if (bp->victim >= 0 && gap_movable(bp->victim, bp->gap)) {
-		if (balance_confirmed(&c->bal_seen, bp->victim, since, period))
-			return bp->victim;
+		if (balance_confirmed(&c->bal_seen, bp->victim, since, period)) {
+			if (balance_pull_due(llc, now))
+				return bp->victim;
+			bp->victim = -1;
+			return -1;
+		}
 		stat_inc(STAT_BALANCE_UNCONFIRMED);
 		bp->victim = -1;
 		return -1;
@@ -315,8 +344,12 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 			return -1;
 		}
 	}
-	if (bp->victim >= 0)
-		return bp->victim;
+	if (bp->victim >= 0) {
+		if (balance_pull_due(llc, now))
+			return bp->victim;
+		bp->victim = -1;
+		return -1;
+	}
 	stat_inc(STAT_BALANCE_NO_GAP);
 	return -1;
 }

@@ -61,7 +61,8 @@ struct llc_ctx {
 	u64 last_xrotate;	/* ... to another LLC */
 	u32 local_rotations;	/* rotations within this LLC since the last one out of it */
 	u32 __pad32;
-	u64 __pad[3];
+	u64 last_pull;		/* when a busy CPU of this LLC last pulled a task (balance.bpf.h) */
+	u64 __pad[2];
 };
 
 /*
@@ -202,6 +203,7 @@ enum sis_stat {
 	STAT_BALANCE_NO_GAP,		/* ... that found no busier overloaded CPU to pull from */
 	STAT_BALANCE_UNMOVABLE,		/* ... that found one, but no queued task whose move narrows it */
 	STAT_BALANCE_UNCONFIRMED,	/* ... that found one the look before had not: no pull yet */
+	STAT_BALANCE_PACED,		/* ... confirmed, but their LLC pulled within the pull period */
 	STAT_BALANCE_ROTATE,		/* slice ends that sent prev to a CPU one task lighter (rotation) */
 	STAT_BALANCE_ROTATE_XLLC,	/* ... of another LLC */
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */

@@ -358,6 +358,7 @@ counter_fields! {
     balance_no_gap = sis_stat_STAT_BALANCE_NO_GAP: "Balance looks that found no load gap worth a move",
     balance_unmovable = sis_stat_STAT_BALANCE_UNMOVABLE: "Balance looks with a gap but no queued task whose move narrows it",
     balance_unconfirmed = sis_stat_STAT_BALANCE_UNCONFIRMED: "Balance looks whose busier CPU the look before had not found (a gap that may not last): no pull yet",
+    balance_paced = sis_stat_STAT_BALANCE_PACED: "Balance looks with a lasting gap whose LLC had pulled within the pull period (8 slices): no pull yet",
     balance_rotations = sis_stat_STAT_BALANCE_ROTATE: "Slice ends that sent the task just served to a CPU one task lighter (rotation: the extra seat moves when tasks do not divide among CPUs)",
     balance_rotations_xllc = sis_stat_STAT_BALANCE_ROTATE_XLLC: "Rotations to a CPU of another LLC",
     fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
@@ -430,7 +431,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} migration-disabled {} | reconciled {} healed {}",
+            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {} paced {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} migration-disabled {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.tick_preempts,
             self.balance_pulls,
@@ -439,6 +440,7 @@ impl Metrics {
             self.balance_no_gap,
             self.balance_unmovable,
             self.balance_unconfirmed,
+            self.balance_paced,
             self.balance_rotations,
             self.balance_rotations_xllc,
             self.fork_least_loaded,

@@ -1,7 +1,7 @@
 //! Balance between busy CPUs (bpf/balance.bpf.h) through BPF_PROG_TEST_RUN: whom to pull from
-//! by weighted load, the hysteresis margin, the rate limit, a gap that must last to the next
-//! look, other LLCs, CPUs taken by RT/DL, and the fork/exec placement on the least-loaded CPU
-//! of the idlest LLC.
+//! by weighted load, the hysteresis margin, the rate limits (a CPU's looks, an LLC's pulls), a
+//! gap that must last to the next look, other LLCs, CPUs taken by RT/DL, and the fork/exec
+//! placement on the least-loaded CPU of the idlest LLC.
 mod common;
 
 use common::*;
@@ -51,8 +51,40 @@ fn pulls_from_the_busiest_cpu_of_the_llc() {
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL / 2).victim, -1);
     let p = s.balance_pick(0, 1000 * MS + INTERVAL);
     assert_eq!((p.victim, p.xllc, p.gap), (5, 0, 200));
-    // and again at every look while it lasts
-    assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, 5);
+    // and again, while it lasts, once the LLC's pull period (8 slices) has passed
+    for i in 2..9 {
+        assert_eq!(s.balance_pick(0, 1000 * MS + i * INTERVAL).victim, -1, "look {i}");
+    }
+    assert_eq!(s.balance_pick(0, 1000 * MS + 9 * INTERVAL).victim, 5);
+}
+
+/// An LLC pulls at most once a pull period (8 slices), whichever of its CPUs looks: where tasks
+/// wake and sleep in bursts, gaps that hold over time too came often enough for 2 000-3 800
+/// pulls a run at 8 CPUs. A CPU of the other LLC has a period of its own, and a CPU taken by
+/// RT/DL is pulled from at once.
+#[test]
+fn an_llc_pulls_once_a_pull_period() {
+    let mut l = [100; 16];
+    l[5] = 300;
+    l[13] = 300;
+    let mut s = sis(l);
+    let t = 1000 * MS;
+    for cpu in [0, 1, 8] {
+        assert_eq!(s.balance_pick(cpu, t).victim, -1, "CPU {cpu}: first find");
+    }
+    assert_eq!(s.balance_pick(0, t + INTERVAL).victim, 5);
+    // CPU 1 confirms CPU 5 too, but its LLC has just pulled: it waits, and keeps the find
+    assert_eq!(s.balance_pick(1, t + INTERVAL).victim, -1);
+    assert_eq!(s.stat(sis_stat_STAT_BALANCE_PACED), 1);
+    assert_eq!(s.balance_pick(8, t + INTERVAL).victim, 13, "the other LLC's own period");
+    for i in 2..8 {
+        assert_eq!(s.balance_pick(1 + (i as usize % 2), t + i * INTERVAL).victim, -1, "look {i}");
+    }
+    assert_eq!(s.balance_pick(1, t + 9 * INTERVAL).victim, 5, "due again, confirmed by its last look");
+    // a CPU taken by RT/DL is no gap to pace
+    s.set_sched(6, |c| c.released = 1);
+    s.ovl_set(6);
+    assert_eq!(s.balance_pick(2, t + 10 * INTERVAL).victim, 6);
 }
 
 /// `steal=off` (at start or live) leaves the balance its victims: the overloaded CPUs it walks
@@ -95,16 +127,18 @@ fn a_gap_must_last_to_the_next_look() {
     s.ovl_set(2);
     assert_eq!(s.balance_pick(0, 1000 * MS + INTERVAL).victim, -1, "CPU 2 was not found before");
     assert_eq!(s.balance_pick(0, 1000 * MS + 2 * INTERVAL).victim, 2);
-    // a find more than 4 intervals old confirms nothing
-    assert_eq!(s.balance_pick(0, 1000 * MS + 7 * INTERVAL).victim, -1);
-    assert_eq!(s.balance_pick(0, 1000 * MS + 8 * INTERVAL).victim, 2);
+    // a find more than 4 intervals old confirms nothing (past the LLC's pull period: due)
+    assert_eq!(s.balance_pick(0, 1000 * MS + 20 * INTERVAL).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 21 * INTERVAL).victim, 2);
     // a look with no gap forgets the find
     s.set_sched(2, |c| c.load = 100);
-    assert_eq!(s.balance_pick(0, 1000 * MS + 9 * INTERVAL).victim, -1);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 22 * INTERVAL).victim, -1);
     s.set_sched(2, |c| c.load = 300);
-    assert_eq!(s.balance_pick(0, 1000 * MS + 10 * INTERVAL).victim, -1, "found anew");
-    assert_eq!(s.balance_pick(0, 1000 * MS + 11 * INTERVAL).victim, 2);
-    assert_eq!(s.stat(sis_stat_STAT_BALANCE_UNCONFIRMED), 4);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 23 * INTERVAL).victim, -1, "found anew");
+    assert_eq!(s.balance_pick(0, 1000 * MS + 38 * INTERVAL).victim, -1, "too old again");
+    assert_eq!(s.balance_pick(0, 1000 * MS + 39 * INTERVAL).victim, 2);
+    assert_eq!(s.stat(sis_stat_STAT_BALANCE_UNCONFIRMED), 5);
+    assert_eq!(s.stat(sis_stat_STAT_BALANCE_PACED), 0);
 }
 
 /// Hackbench's CPUs: CPU 5 three tasks heavier now, as some CPU often is for a moment where
@@ -173,8 +207,8 @@ fn light_cgroup_tasks_balance_too() {
         c.nr_runnable = 4;
     });
     s.ovl_set(12);
-    assert_eq!(s.balance_pick(0, 1000 * MS + 8 * INTERVAL).victim, -1, "first find");
-    let p = s.balance_pick(0, 1000 * MS + 12 * INTERVAL);
+    assert_eq!(s.balance_pick(0, 1000 * MS + 20 * INTERVAL).victim, -1, "first find");
+    let p = s.balance_pick(0, 1000 * MS + 24 * INTERVAL);
     assert_eq!((p.victim, p.xllc), (12, 1), "{p:?}");
 }
 

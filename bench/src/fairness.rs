@@ -531,7 +531,7 @@ fn watch_placement(hogs: &Hogs, secs: f64) {
 }
 
 /// The counters that show what a CPU's slice ends did (stats.rs has their meaning).
-const BALANCE_COUNTERS: [(&str, u32); 11] = {
+const BALANCE_COUNTERS: [(&str, u32); 12] = {
     use scx_sis::bpf_intf::*;
     [
         ("keep_prev", sis_stat_STAT_KEEP_PREV),
@@ -540,6 +540,7 @@ const BALANCE_COUNTERS: [(&str, u32); 11] = {
         ("no_gap", sis_stat_STAT_BALANCE_NO_GAP),
         ("unmovable", sis_stat_STAT_BALANCE_UNMOVABLE),
         ("unconfirmed", sis_stat_STAT_BALANCE_UNCONFIRMED),
+        ("paced", sis_stat_STAT_BALANCE_PACED),
         ("pull", sis_stat_STAT_BALANCE_PULL),
         ("pull_xllc", sis_stat_STAT_BALANCE_PULL_XLLC),
         ("rotate", sis_stat_STAT_BALANCE_ROTATE),
