@@ -269,19 +269,21 @@ static __always_inline bool balance_confirmed(u16 *seen, s32 victim, u64 since, 
 }
 
 /*
- * @llc's pull is due at @now: none within BAL_PULL_EVERY slices before.
- * Stamped when due: the pick is pulled from next.
+ * @bp's confirmed victim, if @llc's pull is due at @now (none within
+ * BAL_PULL_EVERY slices before; stamped then: it is pulled from next),
+ * else -1.
  */
-static __always_inline bool balance_pull_due(s32 llc, u64 now)
+static __always_inline s32 balance_pull_due(s32 llc, u64 now, struct balance_pick *bp)
 {
 	struct llc_ctx *l = llc_ctx(llc);
 
 	if (!l || now - READ_ONCE(l->last_pull) < BAL_PULL_EVERY * slice_ns) {
 		stat_inc(STAT_BALANCE_PACED);
-		return false;
+		bp->victim = -1;
+		return -1;
 	}
 	WRITE_ONCE(l->last_pull, now);
-	return true;
+	return bp->victim;
 }
 
 /*
@@ -317,12 +319,8 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 	if (bp->victim >= 0 && bp->gap == BAL_GAP_ANY)
 		return bp->victim;
 	if (bp->victim >= 0 && gap_movable(bp->victim, bp->gap)) {
-		if (balance_confirmed(&c->bal_seen, bp->victim, since, period)) {
-			if (balance_pull_due(llc, now))
-				return bp->victim;
-			bp->victim = -1;
-			return -1;
-		}
+		if (balance_confirmed(&c->bal_seen, bp->victim, since, period))
+			return balance_pull_due(llc, now, bp);
 		stat_inc(STAT_BALANCE_UNCONFIRMED);
 		bp->victim = -1;
 		return -1;
@@ -344,12 +342,8 @@ __noinline int balance_pick_victim(s32 cpu, u64 now, struct balance_pick *bp)
 			return -1;
 		}
 	}
-	if (bp->victim >= 0) {
-		if (balance_pull_due(llc, now))
-			return bp->victim;
-		bp->victim = -1;
-		return -1;
-	}
+	if (bp->victim >= 0)
+		return balance_pull_due(llc, now, bp);
 	stat_inc(STAT_BALANCE_NO_GAP);
 	return -1;
 }
