@@ -51,10 +51,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub bpf_time: bool,
 
-    /// Also time runqueue locks (a tracing program on raw_spin_rq_lock_nested, attached for the
-    /// whole session, under every column alike): per unit of work, the time and count of taking
-    /// another CPU's rq lock (remote) and the time on the CPU's own, in the system section. Costs
-    /// every rq lock two programs, so leave it off for throughput figures.
+    /// Also time runqueue locks (tracing programs, attached for the whole session, under every
+    /// column alike): per unit of work, the time and count of taking another CPU's rq lock
+    /// (remote) and the time on the CPU's own, as seen on raw_spin_rq_lock_nested; and every
+    /// contended wait for an rq lock from any caller (the spinlock's slow path), with the kernel
+    /// paths that waited, in the system section. Costs every rq lock two programs, so leave it
+    /// off for throughput figures.
     #[arg(long)]
     pub lock_time: bool,
 

@@ -150,7 +150,7 @@ pub struct SysCounters {
 }
 
 /// One reading of `SysCounters`; a field is None when its source is missing.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SysSnapshot {
     pub migrations: Option<u64>,
     pub run_delay_ns: Option<u64>,
@@ -217,7 +217,7 @@ impl SysCounters {
 }
 
 /// Every system counter at one instant: a run's `SystemDelta` is the difference of two.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SystemMark(Option<ProcStat>, SysSnapshot);
 
 impl SystemMark {
@@ -250,6 +250,11 @@ impl SysSnapshot {
             d.bpf_calls = Some(b.1.saturating_sub(a.1));
         }
         if let (Some(a), Some(b)) = (self.rq_lock, later.rq_lock) {
+            d.rq_wait_sites = Some(a.sites_since(&b));
+            d.rq_wait_own_ns = Some(b.wait_own_ns.saturating_sub(a.wait_own_ns));
+            d.rq_wait_own_n = Some(b.wait_own_n.saturating_sub(a.wait_own_n));
+            d.rq_wait_other_ns = Some(b.wait_other_ns.saturating_sub(a.wait_other_ns));
+            d.rq_wait_other_n = Some(b.wait_other_n.saturating_sub(a.wait_other_n));
             d.rq_lock_remote_ns = Some(b.remote_ns.saturating_sub(a.remote_ns));
             d.rq_lock_remote_n = Some(b.remote_n.saturating_sub(a.remote_n));
             d.rq_lock_local_ns = Some(b.local_ns.saturating_sub(a.local_ns));
@@ -396,7 +401,7 @@ mod counter_tests {
 
     #[test]
     fn snapshot_delta() {
-        let lock = |n: u64| RqLockSums { local_ns: 10 * n, local_n: n, remote_ns: 100 * n, remote_n: 2 * n };
+        let lock = |n: u64| RqLockSums { local_ns: 10 * n, local_n: n, remote_ns: 100 * n, remote_n: 2 * n, ..Default::default() };
         let a =
             SysSnapshot { migrations: Some(10), run_delay_ns: Some(1000), bpf: Some((500, 5)), rq_lock: Some(lock(1)) };
         let b = SysSnapshot {
@@ -406,7 +411,7 @@ mod counter_tests {
             rq_lock: Some(lock(4)),
         };
         let mut d = super::super::model::SystemDelta::default();
-        a.delta_into(b, &mut d);
+        a.delta_into(b.clone(), &mut d);
         assert_eq!((d.migrations, d.run_delay_ns, d.bpf_ns, d.bpf_calls), (Some(15), Some(3000), Some(2000), Some(4)));
         assert_eq!(
             (d.rq_lock_remote_ns, d.rq_lock_remote_n, d.rq_lock_local_ns, d.rq_lock_local_n),

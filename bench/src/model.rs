@@ -202,6 +202,19 @@ pub struct SystemDelta {
     pub rq_lock_local_ns: Option<u64>,
     #[serde(default)]
     pub rq_lock_local_n: Option<u64>,
+    /// Contended waits for an rq lock from any caller (with --lock-time): for the waiting CPU's
+    /// own rq, for another's, and by the kernel path that waited (rq_lock.rs `site_of`):
+    /// (count, ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_wait_own_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_wait_own_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_wait_other_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_wait_other_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_wait_sites: Option<std::collections::BTreeMap<String, (u64, u64)>>,
 }
 
 /// Settings a session ran with (for the record, and for --report).

@@ -330,7 +330,8 @@ fn telemetry_header(k: &str) -> String {
 /// Per variant (EEVDF too) and parameter, over the ok measured runs: context switches, task
 /// migrations and runnable wait per run and per 1000 units of work (when the workload reports
 /// its work), the ratio of each to the first column's, BPF time (with --bpf-time), time taking
-/// runqueue locks, other CPUs' and each CPU's own (with --lock-time), and the share of CPU time
+/// runqueue locks, other CPUs' and each CPU's own, and the contended waits for any rq lock from any
+/// caller (with --lock-time; by site in `format_lock_sites`), and the share of CPU time
 /// idle while the workload ran; then the same over the window the workload measured, where it
 /// reports one (`RunRecord::window`).
 pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
@@ -355,6 +356,108 @@ pub fn format_system(res: &Results, suite: &Suite, pw: usize) -> String {
         |r| r.window.as_ref(),
         false,
     );
+    o += &format_lock_sites(res, suite, pw);
+    o
+}
+
+/// How many sites `format_lock_sites` lists a parameter.
+const LOCK_SITES_SHOWN: usize = 8;
+
+/// Contended runqueue-lock waits from any caller (with --lock-time), per parameter: all of them,
+/// for the waiter's own rq and for another CPU's, then by the kernel path that waited, the sites
+/// with the most waits a run in any column first, the rest summed in one line; each column's mean
+/// count a run over its ok measured runs and the mean time a wait took there (us).
+pub fn format_lock_sites(res: &Results, suite: &Suite, pw: usize) -> String {
+    use std::collections::BTreeMap;
+    type Sites = BTreeMap<String, (u64, u64)>;
+    fn runs<'a>(res: &'a Results, suite: &'a str, label: &'a str, name: &'a str) -> Vec<&'a Sites> {
+        res.cell(suite, label, name)
+            .filter(|r| r.ok && !r.warmup)
+            .filter_map(|r| r.system.as_ref().and_then(|d| d.rq_wait_sites.as_ref()))
+            .collect()
+    }
+    let mut o = String::new();
+    if !res.runs.iter().any(|r| {
+        r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.rq_wait_sites.is_some())
+    }) {
+        return o;
+    }
+    let cw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(15);
+    let _ = writeln!(
+        o,
+        "rq-lock waits (contended, from any caller; by site: the kernel functions above the lock, innermost first): waits a run / us a wait, mean of the ok runs:"
+    );
+    // a column's (count, ns) a run -> "count / us a lock"
+    let cell = |(n, ns): (f64, f64)| {
+        if n > 0.0 {
+            format!("{n:.1} / {:.0}", ns / n / 1000.0)
+        } else {
+            "-".to_string()
+        }
+    };
+    for p in &suite.params {
+        let cols: Vec<Vec<&Sites>> = res.variants.iter().map(|v| runs(res, &suite.name, &p.label, &v.name)).collect();
+        // site -> each column's (count, ns) a run
+        let mut means: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+        for (i, c) in cols.iter().enumerate() {
+            for m in c {
+                for (site, (n, ns)) in m.iter() {
+                    let e = &mut means.entry(site.as_str()).or_insert_with(|| vec![(0.0, 0.0); cols.len()])[i];
+                    e.0 += *n as f64 / c.len() as f64;
+                    e.1 += *ns as f64 / c.len() as f64;
+                }
+            }
+        }
+        let mut order: Vec<(&str, Vec<(f64, f64)>)> = means.into_iter().collect();
+        let max = |v: &[(f64, f64)]| v.iter().map(|x| x.0).fold(0.0, f64::max);
+        order.sort_by(|a, b| max(&b.1).total_cmp(&max(&a.1)).then(a.0.cmp(b.0)));
+        let sw = order.iter().take(LOCK_SITES_SHOWN).map(|(s, _)| s.len()).max().unwrap_or(4).max(pw + 2).max(24);
+        let mut head = format!("  {:<sw$}", p.label);
+        for v in &res.variants {
+            let _ = write!(head, "  {:>cw$}", v.name);
+        }
+        let _ = writeln!(o, "{head}");
+        // the totals: own rq, another's
+        type Total = fn(&super::model::SystemDelta) -> (Option<u64>, Option<u64>);
+        let totals: [(&str, Total); 2] = [
+            ("(all, own rq)", |d| (d.rq_wait_own_n, d.rq_wait_own_ns)),
+            ("(all, another CPU's rq)", |d| (d.rq_wait_other_n, d.rq_wait_other_ns)),
+        ];
+        for (what, f) in totals {
+            let mut line = format!("  {what:<sw$}");
+            for v in &res.variants {
+                let x: Vec<(f64, f64)> = res
+                    .cell(&suite.name, &p.label, &v.name)
+                    .filter(|r| r.ok && !r.warmup)
+                    .filter_map(|r| r.system.as_ref().map(f))
+                    .filter_map(|(n, ns)| n.zip(ns).map(|(n, ns)| (n as f64, ns as f64)))
+                    .collect();
+                let k = x.len().max(1) as f64;
+                let m = x.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0 / k, a.1 + b.1 / k));
+                let _ = write!(line, "  {:>cw$}", cell(m));
+            }
+            let _ = writeln!(o, "{line}");
+        }
+        let mut rest = vec![(0.0, 0.0); res.variants.len()];
+        for (i, (site, v)) in order.iter().enumerate() {
+            if i >= LOCK_SITES_SHOWN {
+                rest.iter_mut().zip(v).for_each(|(r, x)| (r.0, r.1) = (r.0 + x.0, r.1 + x.1));
+                continue;
+            }
+            let mut line = format!("  {site:<sw$}");
+            for x in v {
+                let _ = write!(line, "  {:>cw$}", cell(*x));
+            }
+            let _ = writeln!(o, "{line}");
+        }
+        if order.len() > LOCK_SITES_SHOWN {
+            let mut line = format!("  {:<sw$}", format!("({} other sites)", order.len() - LOCK_SITES_SHOWN));
+            for x in &rest {
+                let _ = write!(line, "  {:>cw$}", cell(*x));
+            }
+            let _ = writeln!(o, "{line}");
+        }
+    }
     o
 }
 
@@ -393,6 +496,10 @@ fn format_system_of(
             ("rq-r ms/run", "rq-r n/run", "rq-l ms/run")
         };
         let _ = write!(head, "  {r:>11}  {:>6}  {n:>10}  {:>6}  {l:>11}", "x", "x");
+    }
+    let rq_wait = res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some_and(|d| d.rq_wait_other_ns.is_some()));
+    if rq_wait {
+        let _ = write!(head, "  {:>11}  {:>6}", if per_unit { "rq-w us/ku" } else { "rq-w ms/run" }, "x");
     }
     let _ = writeln!(o, "{head}  {:>6}", "idle%");
     // mean over the cell's ok runs of f(delta, work); None if no run has it
@@ -468,6 +575,18 @@ fn format_system_of(
                     fmt(ratio(count), 2),
                     fmt(local, 1)
                 );
+            }
+            if rq_wait {
+                // contended waits for any rq lock, own and others', from any caller
+                let w = m(&|d, w| {
+                    let ns = d.rq_wait_own_ns.zip(d.rq_wait_other_ns).map(|(a, b)| a + b);
+                    if per_unit {
+                        ku(ns.map(|n| n / 1000), w)
+                    } else {
+                        ns.map(|n| n as f64 / 1e6)
+                    }
+                });
+                let _ = write!(line, "  {:>11}  {:>6}", fmt(w.0, 1), fmt(ratio(w), 2));
             }
             let idle = mean(&v.name, &p.label, &|d, _| Some(d.idle_pct));
             let _ = writeln!(o, "{line}  {:>6}", fmt(idle, 1));
@@ -734,6 +853,33 @@ pub(crate) mod tests {
             ["10.0", "1000.0", "3.00", "6000.0", "3.00", "12000.0"],
             "{t}"
         );
+        // remote locks by site: each column's mean a run, the busiest sites first
+        assert!(!t.contains("by site"), "no sites recorded, no table: {t}");
+        for r in res.runs.iter_mut() {
+            let d = r.system.as_mut().unwrap();
+            let k = if r.variant == "EEVDF" { 1 } else { 3 };
+            (d.rq_wait_other_n, d.rq_wait_other_ns) = (Some(5 * k), Some(5_000 * k));
+            (d.rq_wait_own_n, d.rq_wait_own_ns) = (Some(1), Some(1_000));
+            d.rq_wait_sites = Some(
+                [
+                    ("try_to_wake_up".to_string(), (10 * k, 20_000 * k)),
+                    ("dispatch_to_local_dsq".to_string(), (40 * (k - 1), 4_000_000 * (k - 1))),
+                ]
+                .into(),
+            );
+        }
+        let t = format_lock_sites(&res, &res.suites[0], 4);
+        let rows: Vec<Vec<&str>> = t.lines().skip(2).take(4).map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(rows[0], ["(all,", "own", "rq)", "1.0", "/", "1", "1.0", "/", "1", "1.0", "/", "1"], "{t}");
+        assert_eq!(rows[1][4..], ["5.0", "/", "1", "15.0", "/", "1", "15.0", "/", "1"], "{t}");
+        let rows = &rows[2..];
+        // and all waits in the system table, own and others': EEVDF 6 us, scx_sis 16 us
+        let sys = format_system(&res, &res.suites[0], 4);
+        assert!(sys.lines().nth(1).unwrap().ends_with("rq-w us/ku       x   idle%"), "{sys}");
+        let line = sys.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
+        assert_eq!(line.split_whitespace().rev().nth(1), Some("2.67"), "{sys}");
+        assert_eq!(rows[0], ["dispatch_to_local_dsq", "-", "80.0", "/", "100", "80.0", "/", "100"], "{t}");
+        assert_eq!(rows[1], ["try_to_wake_up", "10.0", "/", "2", "30.0", "/", "2", "30.0", "/", "2"], "{t}");
         // per run when the workload reports no work: ms and locks a run
         for r in res.runs.iter_mut() {
             r.work = None;
@@ -743,7 +889,7 @@ pub(crate) mod tests {
         let line = t.lines().find(|l| l.trim_start().starts_with("scx_sis") && l.contains(" 12 ")).unwrap();
         assert_eq!(
             line.split_whitespace().rev().take(6).collect::<Vec<_>>(),
-            ["10.0", "0.5", "3.00", "3000.0", "3.00", "6.0"],
+            ["10.0", "2.67", "0.0", "0.5", "3.00", "3000.0"],
             "{t}"
         );
     }

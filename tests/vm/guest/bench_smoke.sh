@@ -39,6 +39,12 @@ for v in r["variants"]:
     # runqueue locks taken over the variant's runs: remote and own, count and ns
     lk = lambda k: sum((x.get("system") or {}).get(k) or 0 for x in ok)
     print("lock", v["name"], *(lk(k) for k in ("rq_lock_remote_n", "rq_lock_remote_ns", "rq_lock_local_n", "rq_lock_local_ns")))
+    # contended rq-lock waits: runs that have them, all waits, the sites' waits, waits at unnamed sites
+    sysd = [x.get("system") or {} for x in ok]
+    have = sum(1 for d in sysd if d.get("rq_wait_own_n") is not None and d.get("rq_wait_sites") is not None)
+    sites = [d.get("rq_wait_sites") or {} for d in sysd]
+    print("wait", v["name"], have, lk("rq_wait_own_n") + lk("rq_wait_other_n"),
+          sum(n for m in sites for n, _ in m.values()), sum(m.get("?", [0])[0] for m in sites))
 print("complete", r["complete"], r["aborted"])
 EOF
 )
@@ -51,6 +57,14 @@ for v in EEVDF scx_sis; do
   check "$v: remote and own rq locks timed (count, ns: $(echo "$counts" | awk -v v=$v '$1 == "lock" && $2 == v { print $3, $4, $5, $6 }'))" \
     test "$(echo "$counts" | awk -v v=$v '$1 == "lock" && $2 == v && $3 > 0 && $4 > $3 && $5 > 0 && $6 > $5 { print "ok" }')" = ok
 done
+# contended waits for rq locks, from any caller: in every run, and each one counted at a site
+for v in EEVDF scx_sis; do
+  w=$(echo "$counts" | awk -v v=$v '$1 == "wait" && $2 == v { print $3, $4, $5, $6 }')
+  check "$v: rq-lock waits in every run, each at a named site (runs, waits, at sites, unnamed: $w)" \
+    test "$(echo "$w" | awk '$1 == 4 && $2 == $3 && $4 * 2 <= $3 { print "ok" }')" = ok
+done
+check "rq-lock waits seen (hackbench contends for rq locks on several CPUs)" \
+  test "$(echo "$counts" | awk '$1 == "wait" { n += $4 } END { print n + 0 }')" -gt 0
 check_eq "session complete" "$(echo "$counts" | awk '$1 == "complete" { print $2, $3 }')" "True None"
 
 csv="$out/runs.csv"
@@ -62,6 +76,7 @@ check "table row: groups 1" grep -qE '^Amean +1 +[0-9.]+ \(   0\.00%\) +[0-9.]+ 
 check "table row: groups 2" grep -qE '^Amean +2 +[0-9.]+ \(   0\.00%\) ' "$table"
 check "table has the verdict" grep -q '^verdict vs EEVDF' "$table"
 check "table has the rq-lock columns" grep -qE 'rq-r (us/ku|ms/run)' "$table"
+check "table has the rq-lock waits by site" grep -q '^rq-lock waits (contended' "$table"
 check "table has the scx_sis telemetry footer" grep -qE '^  scx_sis +1 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$table"
 check "stdout is the table" cmp -s "$table" "$SCX_SIS_OUT/bench-smoke.stdout"
 sed 's/^/  | /' "$table"
