@@ -401,7 +401,13 @@ mod counter_tests {
 
     #[test]
     fn snapshot_delta() {
-        let lock = |n: u64| RqLockSums { local_ns: 10 * n, local_n: n, remote_ns: 100 * n, remote_n: 2 * n, ..Default::default() };
+        let lock = |n: u64| RqLockSums {
+            local_ns: 10 * n,
+            local_n: n,
+            remote_ns: 100 * n,
+            remote_n: 2 * n,
+            ..Default::default()
+        };
         let a =
             SysSnapshot { migrations: Some(10), run_delay_ns: Some(1000), bpf: Some((500, 5)), rq_lock: Some(lock(1)) };
         let b = SysSnapshot {

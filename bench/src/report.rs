@@ -377,9 +377,7 @@ pub fn format_lock_sites(res: &Results, suite: &Suite, pw: usize) -> String {
             .collect()
     }
     let mut o = String::new();
-    if !res.runs.iter().any(|r| {
-        r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.rq_wait_sites.is_some())
-    }) {
+    if !res.runs.iter().any(|r| r.suite == suite.name && r.system.as_ref().is_some_and(|d| d.rq_wait_sites.is_some())) {
         return o;
     }
     let cw = res.variants.iter().map(|v| v.name.len()).max().unwrap_or(7).max(15);
@@ -497,7 +495,8 @@ fn format_system_of(
         };
         let _ = write!(head, "  {r:>11}  {:>6}  {n:>10}  {:>6}  {l:>11}", "x", "x");
     }
-    let rq_wait = res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some_and(|d| d.rq_wait_other_ns.is_some()));
+    let rq_wait =
+        res.runs.iter().any(|r| r.suite == suite.name && pick(r).is_some_and(|d| d.rq_wait_other_ns.is_some()));
     if rq_wait {
         let _ = write!(head, "  {:>11}  {:>6}", if per_unit { "rq-w us/ku" } else { "rq-w ms/run" }, "x");
     }

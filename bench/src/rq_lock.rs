@@ -237,19 +237,29 @@ mod tests {
         );
         assert_eq!(syms.name(0xffffffff81000210), "move_remote_task_to_local_dsq");
         assert_eq!(syms.name(0xffffffff81000010), "?");
-        let names: Vec<&str> = [0xffffffffa0001000u64, 0xffffffff81000110, 0xffffffff81000210, 0xffffffff81000310, 0xffffffff81000410]
-            .iter()
-            .map(|ip| syms.name(*ip))
-            .collect();
+        let names: Vec<&str> =
+            [0xffffffffa0001000u64, 0xffffffff81000110, 0xffffffff81000210, 0xffffffff81000310, 0xffffffff81000410]
+                .iter()
+                .map(|ip| syms.name(*ip))
+                .collect();
         assert_eq!(names[0], "schedule", "an address past the last symbol is in the last");
         assert_eq!(
-            site_of(&["bpf_trampoline_6442", "raw_spin_rq_lock_nested", "move_remote_task_to_local_dsq", "dispatch_to_local_dsq", "schedule"]),
+            site_of(&[
+                "bpf_trampoline_6442",
+                "raw_spin_rq_lock_nested",
+                "move_remote_task_to_local_dsq",
+                "dispatch_to_local_dsq",
+                "schedule"
+            ]),
             "move_remote_task_to_local_dsq < dispatch_to_local_dsq"
         );
         assert_eq!(site_of(&["?", "double_rq_lock", "sched_balance_rq"]), "sched_balance_rq");
         assert_eq!(site_of(&["raw_spin_rq_lock_nested"]), "?");
         assert_eq!(site_of(&["bpf_prog_1", "scx_dsq_move", "bpf_trampoline_6442", "x"]), "scx_dsq_move < (bpf)");
-        let a = RqLockSums { wait_sites: [("a".to_string(), (3, 30)), ("b".to_string(), (5, 50))].into(), ..Default::default() };
+        let a = RqLockSums {
+            wait_sites: [("a".to_string(), (3, 30)), ("b".to_string(), (5, 50))].into(),
+            ..Default::default()
+        };
         let b = RqLockSums {
             wait_sites: [("a".to_string(), (3, 30)), ("b".to_string(), (9, 70)), ("c".to_string(), (1, 5))].into(),
             ..Default::default()
