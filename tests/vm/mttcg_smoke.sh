@@ -50,14 +50,16 @@ for v in names:
     lk = {k: sum(d.get(k) or 0 for d in sysd) for k in ("rq_lock_local_n", "rq_lock_remote_n", "rq_lock_remote_ns")}
     print("ok" if lk["rq_lock_local_n"] > 0 and lk["rq_lock_remote_n"] > 0 and lk["rq_lock_remote_ns"] > 0
           else "FAIL", f"{v}: rq locks timed {lk}")
-# every contended rq-lock wait, from any caller, in every run, each counted at a named site
+# every contended rq-lock wait, from any caller, in every run, each counted at a named site (the
+# sites are read just after the totals, at each end of a run: a few waits between the reads)
 for v in names:
     sysd = [x.get("system") or {} for x in runs if x["variant"] == v and x["ok"]]
     have = sum(1 for d in sysd if d.get("rq_wait_other_n") is not None and d.get("rq_wait_sites") is not None)
     waits = sum((d.get("rq_wait_own_n") or 0) + (d.get("rq_wait_other_n") or 0) for d in sysd)
     at = sum(n for d in sysd for n, _ in (d.get("rq_wait_sites") or {}).values())
     unnamed = sum((d.get("rq_wait_sites") or {}).get("?", [0])[0] for d in sysd)
-    print("ok" if sysd and have == len(sysd) and waits == at and unnamed * 2 <= at else "FAIL",
+    print("ok" if sysd and have == len(sysd) and abs(waits - at) <= max(5, waits // 20) and unnamed * 2 <= at
+          else "FAIL",
           f"{v}: rq-lock waits in {have} of {len(sysd)} runs, {waits} waits, {at} at sites, {unnamed} unnamed")
 # the same messages under both: scx_sis's remote rq locks stay within 8x EEVDF's (a kick that
 # cannot take the rq lock ops.enqueue holds becomes an irq_work and a remote lock: 13x on 6.12)

@@ -58,10 +58,11 @@ for v in EEVDF scx_sis; do
     test "$(echo "$counts" | awk -v v=$v '$1 == "lock" && $2 == v && $3 > 0 && $4 > $3 && $5 > 0 && $6 > $5 { print "ok" }')" = ok
 done
 # contended waits for rq locks, from any caller: in every run, and each one counted at a site
+# (within 5% or 5: the sites are read just after the totals, at each end of a run)
 for v in EEVDF scx_sis; do
   w=$(echo "$counts" | awk -v v=$v '$1 == "wait" && $2 == v { print $3, $4, $5, $6 }')
   check "$v: rq-lock waits in every run, each at a named site (runs, waits, at sites, unnamed: $w)" \
-    test "$(echo "$w" | awk '$1 == 4 && $2 == $3 && $4 * 2 <= $3 { print "ok" }')" = ok
+    test "$(echo "$w" | awk '{ d = $2 - $3; m = $2 / 20 > 5 ? $2 / 20 : 5 } $1 == 4 && d * d <= m * m && $4 * 2 <= $3 { print "ok" }')" = ok
 done
 check "rq-lock waits seen (hackbench contends for rq locks on several CPUs)" \
   test "$(echo "$counts" | awk '$1 == "wait" { n += $4 } END { print n + 0 }')" -gt 0
