@@ -50,7 +50,6 @@ const LOCK_FRAMES: &[&str] = &[
     "__task_rq_lock",
     "task_rq_lock",
     "rq_lock",
-    "_raw_spin_rq_lock",
     "queued_spin_lock",
     "native_queued_spin_lock",
     "__pv_queued_spin_lock",
