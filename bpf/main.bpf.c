@@ -1051,7 +1051,12 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 		load_account(&tctx->ts, -1, 0);
 		cg_task_exit(&tctx->cg);
 	}
-	bpf_task_storage_delete(&task_ctx_stor, p);
+	/*
+	 * The context is not deleted here: the kernel frees it with the task
+	 * (or with the map at detach) after a plain RCU grace period. Deleted
+	 * from a program, it waits for an RCU tasks-trace one, which on 6.12
+	 * takes every CPU's rq lock: a fork-exit workload paid that per exit.
+	 */
 }
 
 void BPF_STRUCT_OPS(sis_update_idle, s32 cpu, bool idle)
