@@ -207,6 +207,7 @@ enum sis_stat {
 	STAT_BALANCE_ROTATE,		/* slice ends that sent prev to a CPU one task lighter (rotation) */
 	STAT_BALANCE_ROTATE_XLLC,	/* ... of another LLC */
 	STAT_FORK_LEAST_LOADED,		/* fork/exec with no idle CPU: least-loaded CPU of the idlest LLC */
+	STAT_FORK_STAY,			/* ... kept on its parent's (exec: own) CPU, no busier by the margin */
 	STAT_RELEASED_REDIRECT,		/* enqueued away from a CPU taken by RT/DL */
 	STAT_IDLE_RECONCILED,		/* CPU ran a task while idle by record: marked busy */
 	STAT_IDLE_HEALED,		/* CPU idle by the kernel's mask while busy by record: marked idle */

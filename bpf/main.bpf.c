@@ -298,8 +298,20 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 		*idle = true;
 		return cpu;
 	}
-	/* nothing idle: the least-loaded CPU there, not prev (it may be the busiest) */
+	/*
+	 * Nothing idle: the least-loaded CPU there, or prev (the parent's CPU)
+	 * unless that is busier by the fair class's imbalance_pct (its fork
+	 * placement stays local likewise). A parent that forks and then waits
+	 * (a shell, stress-ng --fork) leaves its CPU to the child; the least
+	 * loaded by a tie sent each child away, to be stolen back by an idle
+	 * CPU: 1.6 migrations a fork, its rq lock taken from afar.
+	 */
 	cpu = least_loaded_cpu(p, llc);
+	if (cpu >= 0 && cpu != prev && cpu_llc(prev) == llc && sis_allowed(p, prev) &&
+	    !cpu_released(prev) && cpu_load(prev) * 100 <= cpu_load(cpu) * BAL_IMBALANCE_PCT) {
+		stat_inc(STAT_FORK_STAY);
+		return prev;
+	}
 	if (cpu >= 0) {
 		stat_inc(STAT_FORK_LEAST_LOADED);
 		return cpu;

@@ -362,6 +362,7 @@ counter_fields! {
     balance_rotations = sis_stat_STAT_BALANCE_ROTATE: "Slice ends that sent the task just served to a CPU one task lighter (rotation: the extra seat moves when tasks do not divide among CPUs)",
     balance_rotations_xllc = sis_stat_STAT_BALANCE_ROTATE_XLLC: "Rotations to a CPU of another LLC",
     fork_least_loaded = sis_stat_STAT_FORK_LEAST_LOADED: "fork/exec with no idle CPU placed on the least-loaded CPU of the idlest LLC",
+    fork_stay = sis_stat_STAT_FORK_STAY: "fork/exec with no idle CPU kept on the parent's CPU (exec: its own), no busier than the least-loaded by the fair class's imbalance margin",
     released_redirects = sis_stat_STAT_RELEASED_REDIRECT: "Tasks queued away from a CPU taken by RT/DL",
     idle_reconciled = sis_stat_STAT_IDLE_RECONCILED: "CPUs found running a task while idle by record, marked busy",
     idle_healed = sis_stat_STAT_IDLE_HEALED: "CPUs idle by the kernel's mask while busy by record (idle entries the kernel did not report), marked idle",
@@ -431,7 +432,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {} paced {}) rotate {} xllc {} | fork least-loaded {} | rt redirect {} migration-disabled {} | reconciled {} healed {}",
+            "          preempt {} tick {} | balance pull {} xllc {} (looks {} no-gap {} unmovable {} unconfirmed {} paced {}) rotate {} xllc {} | fork least-loaded {} stay {} | rt redirect {} migration-disabled {} | reconciled {} healed {}",
             self.preempt_kicks,
             self.tick_preempts,
             self.balance_pulls,
@@ -444,6 +445,7 @@ impl Metrics {
             self.balance_rotations,
             self.balance_rotations_xllc,
             self.fork_least_loaded,
+            self.fork_stay,
             self.released_redirects,
             self.migration_disabled,
             self.idle_reconciled,
