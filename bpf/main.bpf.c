@@ -304,10 +304,12 @@ __noinline int select_fork_exec(struct task_struct *p __arg_trusted, s32 prev, b
 	 * placement stays local likewise). A parent that forks and then waits
 	 * (a shell, stress-ng --fork) leaves its CPU to the child; the least
 	 * loaded by a tie sent each child away, to be stolen back by an idle
-	 * CPU: 1.6 migrations a fork, its rq lock taken from afar.
+	 * CPU: 1.6 migrations a fork, its rq lock taken from afar. Not with
+	 * the group balancer: there a child's place is its group's partition,
+	 * which its parent's CPU need not be in.
 	 */
 	cpu = least_loaded_cpu(p, llc);
-	if (cpu >= 0 && cpu != prev && cpu_llc(prev) == llc && sis_allowed(p, prev) &&
+	if (!gb_enabled && cpu >= 0 && cpu != prev && cpu_llc(prev) == llc && sis_allowed(p, prev) &&
 	    !cpu_released(prev) && cpu_load(prev) * 100 <= cpu_load(cpu) * BAL_IMBALANCE_PCT) {
 		stat_inc(STAT_FORK_STAY);
 		return prev;
